@@ -1,0 +1,94 @@
+# softhca top-level build. `make` builds the module, the provider and the tests;
+# `make check` runs every test; `make demo` shows the device in a VM.
+KVER := $(shell scripts/kver 2>/dev/null)
+KDIR ?= /usr/src/linux-headers-$(KVER)
+B := $(CURDIR)/build
+KSFT := $(B)/ksft
+
+CC ?= cc
+USER_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
+	-I$(CURDIR)/include/uapi -I$(CURDIR)/user
+PROVIDER := $(B)/lib/libsofthca-rdmav34.so
+DRIVER_FILE := $(B)/etc/libibverbs.d/softhca.driver
+
+PROVIDER_SRCS := $(wildcard user/*.c)
+PROVIDER_HDRS := $(wildcard user/*.h) $(wildcard include/uapi/rdma/*.h)
+
+# Host unit tests: tests/unit/*.c, each one TAP program.
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_SRCS))
+# VM tests: selftests/*.c (kselftest harness) and selftests/*.sh.
+SELFTEST_SRCS := $(wildcard selftests/*.c)
+SELFTEST_BINS := $(patsubst selftests/%.c,$(B)/selftests/%,$(SELFTEST_SRCS))
+SELFTEST_LIB := $(wildcard selftests/lib/*.c)
+SELFTEST_LIBHDR := $(wildcard selftests/lib/*.h)
+
+.PHONY: all deps module user selftests unit check demo bench checkpatch clean provider-aarch64
+all: module user selftests unit
+
+deps:
+	@scripts/deps
+
+module:
+	@test -n "$(KVER)" || { echo "no linux-headers-*-amd64: run make deps" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+user: $(PROVIDER) $(DRIVER_FILE)
+
+$(PROVIDER): $(PROVIDER_SRCS) $(PROVIDER_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -fPIC -shared -fvisibility=hidden \
+		-Wl,--no-undefined -Wl,-z,defs -o $@ $(PROVIDER_SRCS) -libverbs -lpthread
+
+# libibverbs reads "driver <path-prefix>" and dlopens <prefix>-rdmav34.so.
+$(DRIVER_FILE):
+	@mkdir -p $(dir $@)
+	echo "driver $(B)/lib/libsofthca" > $@
+
+$(KSFT)/kselftest_harness.h:
+	scripts/ksft-headers $(KSFT)
+
+selftests: $(SELFTEST_BINS)
+
+$(B)/selftests/%: selftests/%.c $(SELFTEST_LIB) $(SELFTEST_LIBHDR) $(KSFT)/kselftest_harness.h $(PROVIDER_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
+		-Wno-unused-parameter -Wno-sign-compare -I$(KSFT) \
+		-I$(CURDIR)/include/uapi -I$(CURDIR)/selftests/lib -o $@ $< $(SELFTEST_LIB) \
+		-libverbs -lmnl -lpthread
+
+unit: $(UNIT_BINS)
+
+$(B)/unit/%: tests/unit/%.c $(PROVIDER_SRCS) $(PROVIDER_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -o $@ $< -libverbs -lpthread
+
+check: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/check
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/bench
+
+checkpatch: $(KSFT)/kselftest_harness.h
+	@scripts/checkpatch
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1
+	rm -rf $(B)
+
+# The provider must at least compile for aarch64 (DESIGN.md §7). No aarch64
+# libibverbs here, so compile only, against the host's arch-neutral headers.
+provider-aarch64:
+	@mkdir -p $(B)/aarch64/inc
+	@ln -sfn /usr/include/infiniband $(B)/aarch64/inc/infiniband
+	@ln -sfn /usr/include/rdma $(B)/aarch64/inc/rdma
+	@for f in $(PROVIDER_SRCS); do \
+		aarch64-linux-gnu-gcc $(USER_CFLAGS) -fPIC -I$(B)/aarch64/inc \
+			-c $$f -o $(B)/aarch64/$$(basename $$f .c).o || exit 1; \
+	done

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <string.h>
+
+#include "rdmanl.h"
+#include "verbs_util.h"
+
+struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+
+	if (!list)
+		return NULL;
+	errno = ENODEV;
+	for (int i = 0; list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name)) {
+			ctx = ibv_open_device(list[i]);
+			break;
+		}
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+long res_count(const char *dev, const char *res)
+{
+	uint64_t n;
+
+	if (rdmanl_res_count(dev, res, &n))
+		return -1;
+	return (long)n;
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* libibverbs helpers shared by the softhca selftests. */
+#ifndef SOFTHCA_SELFTEST_VERBS_UTIL_H
+#define SOFTHCA_SELFTEST_VERBS_UTIL_H
+
+#include <infiniband/verbs.h>
+
+/* Open the RDMA device named @name, NULL (errno set) if absent. */
+struct ibv_context *open_dev(const char *name);
+/* Resource count of @res on @dev via RDMA netlink, or -1 on error. */
+long res_count(const char *dev, const char *res);
+
+#endif
