@@ -23,14 +23,14 @@ SELFTEST_BINS := $(patsubst selftests/%.c,$(B)/selftests/%,$(SELFTEST_SRCS))
 SELFTEST_LIB := $(wildcard selftests/lib/*.c)
 SELFTEST_LIBHDR := $(wildcard selftests/lib/*.h)
 
-.PHONY: all deps module user selftests unit check demo bench checkpatch clean provider-aarch64
+.PHONY: all deps module user selftests unit check demo checkpatch clean provider-aarch64
 all: module user selftests unit
 
 deps:
 	@scripts/deps
 
 module:
-	@test -n "$(KVER)" || { echo "no linux-headers-*-amd64: run make deps" >&2; exit 1; }
+	@test -d "$(KDIR)" || { echo "no kernel headers at '$(KDIR)': run make deps or set KDIR" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 user: $(PROVIDER) $(DRIVER_FILE)
@@ -71,12 +71,8 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/demo
 
-bench: deps
-	@$(MAKE) --no-print-directory all
-	@scripts/bench
-
 checkpatch: $(KSFT)/kselftest_harness.h
-	@scripts/checkpatch
+	@scripts/style-checks
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1

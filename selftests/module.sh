@@ -1,0 +1,57 @@
+#!/bin/bash
+# TAP: module unload/reload with devices present and absent, and with a user
+# holding the device open. Runs in the VM as root with shca0 on veth0; leaves
+# that state behind.
+set -u
+ko=${SOFTHCA_KO:-./softhca.ko}
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n $*"; }
+nok() { n=$((n + 1)); failed=1; echo "not ok $n $*"; }
+check() { # check "name" cmd...
+	local name=$1; shift
+	if "$@" >/tmp/module.out 2>&1; then ok "$name"; else
+		sed 's/^/# /' /tmp/module.out; nok "$name"; fi
+}
+loaded() { grep -q '^softhca ' /proc/modules; }
+no_dev() { ! ls /sys/class/infiniband/ 2>/dev/null | grep -q '^shca'; }
+
+echo "TAP version 13"
+echo "1..12"
+check "unload with shca0 and shca1 present" sh -c \
+	"rdma link add shca1 type softhca netdev veth1 && rmmod softhca"
+check "module gone" sh -c "! grep -q '^softhca ' /proc/modules"
+check "devices gone" no_dev
+check "reload" insmod "$ko"
+check "no device after reload" no_dev
+check "add after reload" rdma link add shca0 type softhca netdev veth0
+check "unload without devices" sh -c "rdma link del shca0 && rmmod softhca && ! grep -q '^softhca ' /proc/modules"
+check "load and add again" sh -c \
+	"insmod $ko && rdma link add shca0 type softhca netdev veth0"
+
+# A process holding the device open: unload must either wait its turn (EBUSY,
+# module pinned) or disassociate it; never crash, never leak.
+python3 - <<'PY' &
+import time
+from pyverbs.device import Context
+from pyverbs.pd import PD
+ctx = Context(name='shca0')
+pd = PD(ctx)
+open('/tmp/holder.ready', 'w').close()
+time.sleep(30)
+PY
+holder=$!
+for _ in $(seq 100); do [ -e /tmp/holder.ready ] && break; sleep 0.1; done
+check "holder opened shca0" test -e /tmp/holder.ready
+if rmmod softhca 2>/tmp/rmmod.err; then
+	check "unload with a user: device gone" no_dev
+	kill -9 $holder; wait $holder 2>/dev/null
+	check "unload with a user: reload" insmod "$ko"
+else
+	check "unload with a user is refused while in use" grep -qi 'in use\|busy' /tmp/rmmod.err
+	kill -9 $holder; wait $holder 2>/dev/null
+	check "unload after the user is gone" rmmod softhca
+	insmod "$ko"
+fi
+check "re-add shca0" rdma link add shca0 type softhca netdev veth0
+rm -f /tmp/holder.ready
+exit $failed
