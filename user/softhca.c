@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * softhca.c - registration with libibverbs, the device, the user context.
+ *
+ * libibverbs dlopen()s this library (softhca.driver names it), our
+ * constructor registers softhca_dev_ops, and every uverbs device whose parent
+ * has modalias "platform:softhca" is ours, whatever its name.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "softhca.h"
+
+/* GET_CONTEXT command and response, with our udata after the core parts. */
+struct softhca_get_context_cmd {
+	struct ibv_get_context ibv_cmd;
+	struct softhca_alloc_ucontext_req drv;
+};
+
+struct softhca_get_context_resp {
+	/* struct ib_uverbs_get_context_resp */
+	__u32 async_fd;
+	__u32 num_comp_vectors;
+	struct softhca_alloc_ucontext_resp drv;
+};
+
+_Static_assert(offsetof(struct softhca_get_context_cmd, drv) ==
+		       sizeof(struct ibv_get_context),
+	       "udata must follow the core command");
+_Static_assert(offsetof(struct softhca_get_context_resp, drv) ==
+		       sizeof(struct ib_uverbs_get_context_resp),
+	       "udata must follow the core response");
+
+static void softhca_free_context(struct ibv_context *ibctx);
+
+/* Ops left NULL keep libibverbs' stubs, which fail with EOPNOTSUPP. */
+static const struct verbs_context_ops softhca_ctx_ops = {
+	.alloc_pd = softhca_alloc_pd,
+	.dealloc_pd = softhca_dealloc_pd,
+	.free_context = softhca_free_context,
+	.query_device_ex = softhca_query_device_ex,
+	.query_port = softhca_query_port,
+};
+
+static struct verbs_context *softhca_alloc_context(struct ibv_device *ibdev,
+						   int cmd_fd,
+						   void *private_data)
+{
+	struct softhca_get_context_cmd cmd;
+	struct softhca_get_context_resp resp;
+	struct softhca_context *ctx;
+	long sys_page = sysconf(_SC_PAGESIZE);
+	int ret;
+
+	(void)private_data;
+
+	/* On failure this closes cmd_fd, as alloc_context must. */
+	ctx = _verbs_init_and_alloc_context(
+		ibdev, cmd_fd, sizeof(*ctx),
+		(struct verbs_context *)(uintptr_t)offsetof(
+			struct softhca_context, vctx),
+		RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = softhca_cmd_get_context(
+		&ctx->vctx, &cmd.ibv_cmd, sizeof(cmd),
+		(struct ib_uverbs_get_context_resp *)(void *)&resp,
+		sizeof(resp));
+	if (ret) {
+		errno = ret;
+		goto err_uninit;
+	}
+
+	ctx->model_rev = resp.drv.model_rev;
+	ctx->page_size = resp.drv.page_size;
+	ctx->wqebb_size = resp.drv.wqebb_size;
+	ctx->cqe_size = resp.drv.cqe_size;
+	ctx->bf_buf_size = resp.drv.bf_buf_size;
+	ctx->max_sq_wqebbs = resp.drv.max_sq_wqebbs;
+	ctx->max_rq_wqes = resp.drv.max_rq_wqes;
+	ctx->max_send_sge = resp.drv.max_send_sge;
+	ctx->max_recv_sge = resp.drv.max_recv_sge;
+	ctx->max_inline_data = resp.drv.max_inline_data;
+	ctx->max_cqe = resp.drv.max_cqe;
+
+	/* The mmap granule must be a power-of-two multiple of our page. */
+	if (sys_page <= 0 || ctx->page_size < (unsigned long)sys_page ||
+	    (ctx->page_size & (ctx->page_size - 1)) ||
+	    resp.drv.uar_mmap_offset % ctx->page_size) {
+		errno = EPROTO;
+		goto err_uninit;
+	}
+
+	ctx->uar_size = ctx->page_size;
+	ctx->uar = mmap(NULL, ctx->uar_size, PROT_WRITE, MAP_SHARED, cmd_fd,
+			(off_t)resp.drv.uar_mmap_offset);
+	if (ctx->uar == MAP_FAILED) {
+		ctx->uar = NULL;
+		goto err_uninit;
+	}
+
+	verbs_set_ops(&ctx->vctx, &softhca_ctx_ops);
+	return &ctx->vctx;
+
+err_uninit:
+	ret = errno;
+	verbs_uninit_context(&ctx->vctx);	/* closes cmd_fd */
+	free(ctx);
+	errno = ret;
+	return NULL;
+}
+
+/* ibv_close_device(). Objects still open are the kernel's to clean up when
+ * cmd_fd closes; the mapping goes first so no store can follow. */
+static void softhca_free_context(struct ibv_context *ibctx)
+{
+	struct softhca_context *ctx = to_sctx(ibctx);
+
+	if (ctx->uar)
+		munmap(ctx->uar, ctx->uar_size);
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+}
+
+static struct verbs_device *
+softhca_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct softhca_device *dev;
+
+	(void)sysfs_dev;
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+	return &dev->vdev;
+}
+
+static void softhca_uninit_device(struct verbs_device *vdev)
+{
+	free(to_sdev(&vdev->device));
+}
+
+static const struct verbs_match_ent softhca_match_table[] = {
+	{ .u.modalias = SOFTHCA_MODALIAS, .kind = VERBS_MATCH_MODALIAS },
+	{ .kind = VERBS_MATCH_SENTINEL },
+};
+
+static const struct verbs_device_ops softhca_dev_ops = {
+	.name = "softhca",
+	.match_min_abi_version = SOFTHCA_UVERBS_ABI_VERSION,
+	.match_max_abi_version = SOFTHCA_UVERBS_ABI_VERSION,
+	.match_table = softhca_match_table,
+	.alloc_device = softhca_alloc_device,
+	.uninit_device = softhca_uninit_device,
+	.alloc_context = softhca_alloc_context,
+};
+
+static void __attribute__((constructor)) softhca_register(void)
+{
+	softhca_register_driver(&softhca_dev_ops);
+}
