@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca verbs driver: the ib_device, its ops table and the device and
+ * port queries. Every limit comes from the HCA model's QUERY_CAPS.
+ */
+#include <linux/etherdevice.h>
+#include <linux/minmax.h>
+#include <linux/rtnetlink.h>
+#include <net/addrconf.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_mad.h>
+#include <rdma/softhca-abi.h>
+
+#include "softhca.h"
+
+static int shca_query_device(struct ib_device *ibdev,
+			     struct ib_device_attr *attr,
+			     struct ib_udata *udata)
+{
+	const struct shca_caps *caps = &to_shca_dev(ibdev)->caps;
+
+	/* No driver data is defined for this command. */
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = (u64)caps->fw_major << 32 | caps->fw_minor << 16 |
+		       caps->fw_subminor;
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->max_mr_size = caps->max_mr_size;
+	attr->page_size_cap = caps->page_size_cap;
+	attr->vendor_id = caps->vendor_id;
+	attr->vendor_part_id = caps->vendor_part_id;
+	attr->hw_ver = caps->hw_ver;
+	attr->max_qp = caps->max_qp;
+	attr->max_qp_wr = min(caps->max_sq_wqebbs, caps->max_rq_wqes);
+	/*
+	 * CURR_QP_STATE_MOD: modify_qp honours IB_QP_CUR_STATE.
+	 * PORT_ACTIVE_EVENT: port state changes are dispatched as events.
+	 */
+	attr->device_cap_flags = IB_DEVICE_CURR_QP_STATE_MOD |
+				 IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_SYS_IMAGE_GUID;
+	if (caps->flags & SHCA_CAP_RNR_NAK_GEN)
+		attr->device_cap_flags |= IB_DEVICE_RC_RNR_NAK_GEN;
+	/* `rdma link del` may remove the device. */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->max_send_sge = caps->max_send_sge;
+	attr->max_recv_sge = caps->max_recv_sge;
+	attr->max_sge_rd = caps->max_sge_rd;
+	attr->max_cq = caps->max_cq;
+	attr->max_cqe = caps->max_cqe;
+	attr->max_mr = caps->max_mr;
+	attr->max_pd = caps->max_pd;
+	attr->max_qp_rd_atom = caps->max_qp_rd_atom;
+	attr->max_qp_init_rd_atom = caps->max_qp_init_rd_atom;
+	attr->max_res_rd_atom = caps->max_qp * caps->max_qp_rd_atom;
+	attr->atomic_cap = caps->flags & SHCA_CAP_ATOMIC ?
+			   IB_ATOMIC_HCA : IB_ATOMIC_NONE;
+	attr->max_pkeys = caps->pkey_tbl_len;
+	attr->local_ca_ack_delay = caps->local_ca_ack_delay;
+	return 0;
+}
+
+bool shca_netdev_active(struct net_device *ndev)
+{
+	return netif_running(ndev) && netif_carrier_ok(ndev);
+}
+
+static int shca_query_port(struct ib_device *ibdev, u32 port,
+			   struct ib_port_attr *attr)
+{
+	struct shca_dev *sdev = to_shca_dev(ibdev);
+	const struct shca_caps *caps = &sdev->caps;
+	enum ib_mtu mtu;
+
+	/* ib_core range-checked @port and zeroed @attr. */
+	attr->gid_tbl_len = caps->gid_tbl_len;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	/* Reported to user space as IB_UVERBS_PCF_IP_BASED_GIDS. */
+	attr->ip_gids = true;
+	attr->max_msg_sz = caps->max_msg_sz;
+	attr->pkey_tbl_len = caps->pkey_tbl_len;
+	attr->max_vl_num = 1;
+	attr->max_mtu = ib_mtu_int_to_enum(caps->max_mtu);
+
+	/* Largest IB MTU whose RoCEv2 packet fits in the netdev's MTU. */
+	mtu = iboe_get_mtu(READ_ONCE(sdev->ndev->mtu));
+	attr->active_mtu = clamp(mtu, IB_MTU_256, attr->max_mtu);
+
+	if (shca_netdev_active(sdev->ndev)) {
+		attr->state = IB_PORT_ACTIVE;
+		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	} else {
+		attr->state = IB_PORT_DOWN;
+		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+	}
+
+	if (ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			     &attr->active_width)) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
+	return 0;
+}
+
+static enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev,
+						u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int shca_get_port_immutable(struct ib_device *ibdev, u32 port,
+				   struct ib_port_immutable *immutable)
+{
+	const struct shca_caps *caps = &to_shca_dev(ibdev)->caps;
+
+	immutable->pkey_tbl_len = caps->pkey_tbl_len;
+	immutable->gid_tbl_len = caps->gid_tbl_len;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static int shca_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			   u16 *pkey)
+{
+	if (index >= to_shca_dev(ibdev)->caps.pkey_tbl_len)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static void shca_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	const struct shca_caps *caps = &to_shca_dev(ibdev)->caps;
+
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%u.%u.%u", caps->fw_major,
+		 caps->fw_minor, caps->fw_subminor);
+}
+
+/*
+ * Last op ib_core calls: from ib_dealloc_device(), i.e. at the end of
+ * unregistration or on a failed registration. Every ucontext and PD is gone.
+ */
+static void shca_dealloc_driver(struct ib_device *ibdev)
+{
+	struct shca_dev *sdev = to_shca_dev(ibdev);
+
+	shca_dev_dead(sdev);
+	if (sdev->hca)
+		shca_hca_destroy(sdev->hca);
+	if (sdev->ndev)
+		netdev_put(sdev->ndev, &sdev->ndev_tracker);
+}
+
+static const struct ib_device_ops shca_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = SOFTHCA_UVERBS_ABI_VERSION,
+
+	.alloc_pd = shca_alloc_pd,
+	.alloc_ucontext = shca_alloc_ucontext,
+	.dealloc_driver = shca_dealloc_driver,
+	.dealloc_pd = shca_dealloc_pd,
+	.dealloc_ucontext = shca_dealloc_ucontext,
+	.disassociate_ucontext = shca_disassociate_ucontext,
+	.get_dev_fw_str = shca_get_dev_fw_str,
+	.get_link_layer = shca_get_link_layer,
+	.get_port_immutable = shca_get_port_immutable,
+	.mmap = shca_mmap,
+	.mmap_free = shca_mmap_free,
+	.query_device = shca_query_device,
+	.query_pkey = shca_query_pkey,
+	.query_port = shca_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibucontext),
+};
+
+/* Report a port state change, if any. Caller holds RTNL. */
+void shca_port_update(struct shca_dev *sdev)
+{
+	struct ib_event event = {
+		.device = &sdev->ibdev,
+		.element.port_num = SHCA_PORT,
+	};
+	bool active = shca_netdev_active(sdev->ndev);
+
+	ASSERT_RTNL();
+	if (active == sdev->port_active)
+		return;
+	sdev->port_active = active;
+	event.event = active ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&event);
+}
+
+/*
+ * Allocate an ib_device bound to @ndev, with its HCA instance, ready for
+ * ib_register_device(). On error everything is undone.
+ */
+struct shca_dev *shca_dev_alloc(struct net_device *ndev,
+				struct device *parent)
+{
+	struct shca_dev *sdev;
+	struct ib_device *ibdev;
+	u8 mac[ETH_ALEN];
+	int err;
+
+	sdev = ib_alloc_device(shca_dev, ibdev);
+	if (!sdev)
+		return ERR_PTR(-ENOMEM);
+	ibdev = &sdev->ibdev;
+	INIT_LIST_HEAD(&sdev->list);
+	/* From here on shca_dealloc_driver() undoes whatever was done. */
+	ib_set_device_ops(ibdev, &shca_dev_ops);
+
+	sdev->hca = shca_hca_create();
+	if (IS_ERR(sdev->hca)) {
+		err = PTR_ERR(sdev->hca);
+		sdev->hca = NULL;
+		goto err;
+	}
+	err = shca_hca_exec(sdev->hca, SHCA_CMD_QUERY_CAPS, NULL, 0,
+			    &sdev->caps, sizeof(sdev->caps));
+	if (err)
+		goto err;
+	if (sdev->caps.num_ports != 1 || !sdev->caps.max_comp_eqs) {
+		err = -EINVAL;
+		goto err;
+	}
+
+	sdev->ndev = ndev;
+	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
+
+	rtnl_lock();
+	ether_addr_copy(mac, ndev->dev_addr);
+	rtnl_unlock();
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, mac);
+	strscpy(ibdev->node_desc, "softhca", sizeof(ibdev->node_desc));
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = clamp(min(num_online_cpus(),
+					    shca_max_comp_vectors),
+					1U, sdev->caps.max_comp_eqs);
+	ibdev->dev.parent = parent;
+
+	err = ib_device_set_netdev(ibdev, ndev, SHCA_PORT);
+	if (err)
+		goto err;
+	return sdev;
+
+err:
+	ib_dealloc_device(ibdev);
+	return ERR_PTR(err);
+}
