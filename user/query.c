@@ -14,8 +14,8 @@
  * The kernel's fw_ver string in sysfs is the one truth, so ibv_devinfo and
  * /sys/class/infiniband/<dev>/fw_ver agree by construction. If it cannot be
  * read (the device was renamed since enumeration), decode the 64-bit value
- * of QUERY_DEVICE the mlx5 way: major.minor.sub from bits 63..32, 31..16,
- * 15..0.
+ * of QUERY_DEVICE as the kernel does: major.minor.sub from bits 63..32,
+ * 31..16, 15..0.
  */
 static void softhca_fw_ver(struct ibv_context *ibctx, uint64_t raw,
 			   char *buf, size_t size)
@@ -26,7 +26,7 @@ static void softhca_fw_ver(struct ibv_context *ibctx, uint64_t raw,
 	if (vdev->sysfs &&
 	    ibv_read_ibdev_sysfs_file(buf, size, vdev->sysfs, "fw_ver") > 0)
 		return;
-	snprintf(buf, size, "%" PRIu32 ".%" PRIu32 ".%04" PRIu32,
+	snprintf(buf, size, "%" PRIu32 ".%" PRIu32 ".%" PRIu32,
 		 (uint32_t)(raw >> 32), (uint32_t)(raw >> 16) & 0xffff,
 		 (uint32_t)raw & 0xffff);
 }
