@@ -2,6 +2,11 @@
 /*
  * softhca queue formats: what the provider writes and the HCA model reads
  * (and the reverse) in mmapped memory. mlx5 layouts, big-endian fields.
+ *
+ * Every structure here keeps the byte offsets of its mlx5 counterpart for the
+ * fields it keeps; unused mlx5 fields are reserved and must be written as 0.
+ * Offsets are in comments and checked by tests/unit/queue_layout.c. See
+ * Documentation/queue-formats.md for who writes and who reads each one.
  */
 #ifndef SOFTHCA_QUEUE_H
 #define SOFTHCA_QUEUE_H
@@ -12,5 +17,314 @@
 #define SOFTHCA_UAR_CQ_DB_OFFSET	0x20	/* 64-bit CQ arm doorbell */
 #define SOFTHCA_UAR_BF_OFFSET		0x800	/* first BlueFlame buffer */
 #define SOFTHCA_UAR_BF_SIZE		0x100	/* each of the two buffers */
+
+/* ------------------------------------------------------------------------
+ * Send queue: WQEs of 1..16 basic blocks (WQEBB) of 64 bytes, made of
+ * 16-byte data-size units (DS). A send WQE starts on a WQEBB boundary with a
+ * control segment; the following segments may wrap to the start of the ring.
+ */
+#define SOFTHCA_SEND_WQE_BB		64
+#define SOFTHCA_SEND_WQE_SHIFT		6
+#define SOFTHCA_DS_SIZE			16
+#define SOFTHCA_DS_SHIFT		4
+#define SOFTHCA_WQE_MAX_DS		0x3f	/* ds is a 6-bit field */
+
+/* Send WQE opcodes (ctrl opmod_idx_opcode bits 7:0), mlx5 numbering. */
+#define SOFTHCA_OPCODE_NOP		0x00
+#define SOFTHCA_OPCODE_RDMA_WRITE	0x08
+#define SOFTHCA_OPCODE_RDMA_WRITE_IMM	0x09
+#define SOFTHCA_OPCODE_SEND		0x0a
+#define SOFTHCA_OPCODE_SEND_IMM		0x0b
+#define SOFTHCA_OPCODE_RDMA_READ	0x10
+#define SOFTHCA_OPCODE_ATOMIC_CS	0x11
+#define SOFTHCA_OPCODE_ATOMIC_FA	0x12
+
+/* ctrl.opmod_idx_opcode: opmod 31:24, WQE index (cur_post & 0xffff) 23:8,
+ * opcode 7:0. ctrl.qpn_ds: QPN 31:8, DS count 5:0 (the whole WQE, ctrl
+ * included).
+ */
+#define SOFTHCA_WQE_CTRL_OPMOD_SHIFT	24
+#define SOFTHCA_WQE_CTRL_IDX_SHIFT	8
+#define SOFTHCA_WQE_CTRL_IDX_MASK	0x00ffff00
+#define SOFTHCA_WQE_CTRL_OPCODE_MASK	0xff
+#define SOFTHCA_WQE_CTRL_QPN_SHIFT	8
+#define SOFTHCA_WQE_CTRL_DS_MASK	0x3f
+
+/* ctrl.fm_ce_se: fence mode 7:5, completion mode 3:2, solicited 1. */
+#define SOFTHCA_WQE_CTRL_SOLICITED	0x02	/* 1 << 1 */
+#define SOFTHCA_WQE_CTRL_CQ_UPDATE	0x08	/* 2 << 2: write a CQE (signaled) */
+#define SOFTHCA_WQE_CTRL_CE_MASK	0x0c	/* 0: CQE on error only */
+#define SOFTHCA_FENCE_MODE_MASK		0xe0
+#define SOFTHCA_FENCE_MODE_NONE		0x00	/* 0 << 5 */
+#define SOFTHCA_FENCE_MODE_INITIATOR_SMALL 0x20	/* 1 << 5 */
+#define SOFTHCA_FENCE_MODE_FENCE	0x40	/* 2 << 5 */
+#define SOFTHCA_FENCE_MODE_STRONG_ORDERING 0x60	/* 3 << 5 */
+#define SOFTHCA_FENCE_MODE_SMALL_AND_FENCE 0x80	/* 4 << 5: IBV_SEND_FENCE */
+
+/* Control segment: first 16 bytes of every send WQE. */
+struct softhca_wqe_ctrl_seg {
+	__be32	opmod_idx_opcode;	/* 0 */
+	__be32	qpn_ds;			/* 4 */
+	__u8	signature;		/* 8: 0, or see SOFTHCA_WQE_SIG */
+	__u8	rsvd9[2];		/* 9 */
+	__u8	fm_ce_se;		/* 11 */
+	__be32	imm;			/* 12: immediate, network order */
+};
+
+/* Remote address segment: RDMA READ/WRITE and atomics, after ctrl. */
+struct softhca_wqe_raddr_seg {
+	__be64	raddr;			/* 0 */
+	__be32	rkey;			/* 8 */
+	__be32	reserved;		/* 12 */
+};
+
+/* Atomic segment: after the raddr segment of ATOMIC_CS / ATOMIC_FA.
+ * CS: swap_add = swap value, compare = compare value.
+ * FA: swap_add = value to add, compare = 0.
+ */
+struct softhca_wqe_atomic_seg {
+	__be64	swap_add;		/* 0 */
+	__be64	compare;		/* 8 */
+};
+#define SOFTHCA_ATOMIC_SIZE		8	/* bytes of an atomic's result */
+
+/* Data pointer segment: one non-empty scatter/gather element. */
+struct softhca_wqe_data_seg {
+	__be32	byte_count;		/* 0 */
+	__be32	lkey;			/* 4 */
+	__be64	addr;			/* 8 */
+};
+
+/* Inline data segment: this 4-byte header, then byte_count & ~INLINE bytes
+ * of payload, padded to a DS boundary; the payload may wrap to the start of
+ * the ring. Present only when the inline payload is not empty.
+ */
+struct softhca_wqe_inline_seg {
+	__be32	byte_count;		/* 0: length | SOFTHCA_INLINE_SEG */
+};
+#define SOFTHCA_INLINE_SEG		0x80000000U
+
+/*
+ * WQE signature (optional, per QP): ~(XOR of every byte covered), computed
+ * with the signature byte 0. The XOR of all covered bytes including the
+ * stored signature is therefore 0xff.
+ * Send WQE: covers ds * 16 bytes from the control segment (following the
+ * ring wrap), signature in ctrl.signature.
+ * Receive WQE: covers the whole RQ WQE stride, plus the 4 bytes of the QPN
+ * and the 2 bytes of the WQE's 16-bit index, signature in sig.signature.
+ */
+
+/* ------------------------------------------------------------------------
+ * Receive queue: fixed-stride WQEs (stride a power of two >= 16 bytes):
+ * [optional signature segment] then data pointer segments. When fewer than
+ * the stride's capacity are used, a sentinel data segment (byte_count 0,
+ * lkey SOFTHCA_INVALID_LKEY, addr 0) ends the list.
+ */
+#define SOFTHCA_INVALID_LKEY		0x100
+
+struct softhca_rwqe_sig {
+	__u8	rsvd0[4];		/* 0 */
+	__u8	signature;		/* 4 */
+	__u8	rsvd5[11];		/* 5 */
+};
+
+/* ------------------------------------------------------------------------
+ * Completion queue entry, 64 bytes (mlx5 cqe64). The HCA writes it, last
+ * op_own (after a write barrier); the provider reads op_own first.
+ */
+#define SOFTHCA_CQE_SIZE		64
+
+/* op_own: opcode 7:4, format 3:2 (always 0 here), solicited event 1,
+ * owner 0.
+ */
+#define SOFTHCA_CQE_OWNER_MASK		0x01
+#define SOFTHCA_CQE_SE			0x02
+#define SOFTHCA_CQE_FORMAT_MASK		0x0c
+#define SOFTHCA_CQE_OPCODE_SHIFT	4
+
+/* CQE opcodes (op_own 7:4) */
+#define SOFTHCA_CQE_REQ			0x0
+#define SOFTHCA_CQE_RESP_WR_IMM		0x1
+#define SOFTHCA_CQE_RESP_SEND		0x2
+#define SOFTHCA_CQE_RESP_SEND_IMM	0x3
+#define SOFTHCA_CQE_REQ_ERR		0xd
+#define SOFTHCA_CQE_RESP_ERR		0xe
+#define SOFTHCA_CQE_INVALID		0xf	/* initial value of every CQE */
+
+/* Error CQE syndromes (mlx5 numbering) */
+#define SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR		0x01
+#define SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR		0x02
+#define SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR		0x04
+#define SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR		0x05
+#define SOFTHCA_CQE_SYNDROME_MW_BIND_ERR		0x06
+#define SOFTHCA_CQE_SYNDROME_BAD_RESP_ERR		0x10
+#define SOFTHCA_CQE_SYNDROME_LOCAL_ACCESS_ERR		0x11
+#define SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR	0x12
+#define SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR		0x13
+#define SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR		0x14
+#define SOFTHCA_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR	0x15
+#define SOFTHCA_CQE_SYNDROME_RNR_RETRY_EXC_ERR		0x16
+#define SOFTHCA_CQE_SYNDROME_REMOTE_ABORTED_ERR		0x22
+
+/* 24-bit QPN/CQN/index fields */
+#define SOFTHCA_24BIT_MASK		0x00ffffff
+/* sop_drop_qpn / s_wqe_opcode_qpn: WQE opcode 31:24, QPN 23:0 */
+#define SOFTHCA_CQE_WQE_OPCODE_SHIFT	24
+/* flags_rqpn: SL 27:24, remote (source) QPN 23:0 */
+#define SOFTHCA_CQE_SL_SHIFT		24
+#define SOFTHCA_CQE_SL_MASK		0xf
+
+/*
+ * Bytes 36..55 are read one way in a good CQE and another in an error CQE
+ * (opcode REQ_ERR / RESP_ERR), as in mlx5_cqe64 / mlx5_err_cqe.
+ */
+struct softhca_cqe {
+	__u8	rsvd0[24];		/* 0 */
+	__be32	flags_rqpn;		/* 24: responder: SL, source QPN */
+	__u8	rsvd28[4];		/* 28 */
+	__be32	srqn_uidx;		/* 32 */
+	union {
+		struct {
+			__be32	imm_inval_pkey;	/* 36: immediate, network order */
+			__u8	rsvd40[4];	/* 40 */
+			__be32	byte_cnt;	/* 44: bytes transferred */
+			__be32	timestamp_h;	/* 48 */
+			__be32	timestamp_l;	/* 52 */
+		};
+		struct {
+			__u8	rsvd36[16];	/* 36 */
+			__u8	hw_err_synd;	/* 52 */
+			__u8	hw_synd_type;	/* 53 */
+			__u8	vendor_err_synd; /* 54: -> ibv_wc.vendor_err */
+			__u8	syndrome;	/* 55: SOFTHCA_CQE_SYNDROME_* */
+		};
+	};
+	__be32	sop_drop_qpn;		/* 56: WQE opcode (requester), QPN */
+	__be16	wqe_counter;		/* 60: requester: index of the WQE */
+	__u8	signature;		/* 62 */
+	__u8	op_own;			/* 63: opcode, se, owner */
+};
+
+/* ------------------------------------------------------------------------
+ * Event queue entry, 64 bytes (mlx5_eqe). Written by the HCA model, read by
+ * the kernel driver (EQs are not mapped to user space).
+ */
+#define SOFTHCA_EQE_SIZE		64
+#define SOFTHCA_EQE_OWNER_MASK		0x01
+#define SOFTHCA_EQE_OWNER_INIT		0x01	/* every EQE before the first lap */
+
+/* EQE types (mlx5 numbering) */
+#define SOFTHCA_EVENT_TYPE_COMP			0x00	/* data.comp.cqn */
+#define SOFTHCA_EVENT_TYPE_COMM_EST		0x02	/* data.qp.qpn */
+#define SOFTHCA_EVENT_TYPE_SQ_DRAINED		0x03	/* data.qp.qpn */
+#define SOFTHCA_EVENT_TYPE_CQ_ERROR		0x04	/* data.cq_err */
+#define SOFTHCA_EVENT_TYPE_WQ_CATAS_ERROR	0x05	/* QP fatal; data.qp */
+#define SOFTHCA_EVENT_TYPE_PORT_CHANGE		0x09	/* data.port, sub_type */
+#define SOFTHCA_EVENT_TYPE_WQ_INVAL_REQ_ERROR	0x10	/* data.qp.qpn */
+#define SOFTHCA_EVENT_TYPE_WQ_ACCESS_ERROR	0x11	/* data.qp.qpn */
+#define SOFTHCA_EVENT_TYPE_LAST_WQE_REACHED	0x13	/* data.qp.qpn */
+
+/* data.qp.type */
+#define SOFTHCA_EVENT_QUEUE_TYPE_QP	0
+#define SOFTHCA_EVENT_QUEUE_TYPE_RQ	1
+#define SOFTHCA_EVENT_QUEUE_TYPE_SQ	2
+
+/* CQ_ERROR syndromes */
+#define SOFTHCA_CQ_ERROR_SYNDROME_OVERRUN	0x01
+#define SOFTHCA_CQ_ERROR_SYNDROME_ACCESS_VIOL	0x02
+
+/* PORT_CHANGE sub_type; the port number is in data.port.port bits 7:4 */
+#define SOFTHCA_PORT_CHANGE_SUBTYPE_DOWN	1
+#define SOFTHCA_PORT_CHANGE_SUBTYPE_ACTIVE	4
+#define SOFTHCA_EQE_PORT_SHIFT			4
+
+struct softhca_eqe {
+	__u8	rsvd0;			/* 0 */
+	__u8	type;			/* 1: SOFTHCA_EVENT_TYPE_* */
+	__u8	rsvd2;			/* 2 */
+	__u8	sub_type;		/* 3 */
+	__be32	rsvd4[7];		/* 4 */
+	union {				/* 32..59 */
+		__be32	raw[7];
+		struct {
+			__be32	rsvd[6];
+			__be32	cqn;	/* 56: 24-bit CQN */
+		} comp;
+		struct {
+			__be32	rsvd[5];
+			__u8	type;	/* 52: SOFTHCA_EVENT_QUEUE_TYPE_* */
+			__u8	rsvd53[3];
+			__be32	qpn;	/* 56: 24-bit QPN */
+		} qp;
+		struct {
+			__be32	cqn;	/* 32: 24-bit CQN */
+			__u8	rsvd36[7];
+			__u8	syndrome; /* 43: SOFTHCA_CQ_ERROR_SYNDROME_* */
+			__be32	rsvd44[4];
+		} cq_err;
+		struct {
+			__u8	rsvd32[8];
+			__u8	port;	/* 40: port number << 4 */
+			__u8	rsvd41[19];
+		} port;
+	} data;
+	__be16	rsvd60;			/* 60 */
+	__u8	signature;		/* 62 */
+	__u8	owner;			/* 63: bit 0 */
+};
+
+/* ------------------------------------------------------------------------
+ * Doorbell records: host memory the provider writes and the HCA polls
+ * (DESIGN.md §5: the DBR is the truth, a UAR store is only the wake-up).
+ */
+
+/* Per QP: 16-bit producer counters in the low half of a big-endian word.
+ * rcv_counter = rq.head & 0xffff (RQ WQEs posted),
+ * snd_counter = sq.cur_post & 0xffff (WQEBBs posted).
+ */
+#define SOFTHCA_RCV_DBR			0
+#define SOFTHCA_SND_DBR			1
+#define SOFTHCA_WQ_DBR_MASK		0xffff
+struct softhca_qp_dbr {
+	__be32	rcv_counter;		/* 0 */
+	__be32	snd_counter;		/* 4 */
+};
+
+/* Per CQ: set_ci = consumer index & 0xffffff; arm = the last arm word. */
+#define SOFTHCA_CQ_SET_CI		0
+#define SOFTHCA_CQ_ARM_DB		1
+struct softhca_cq_dbr {
+	__be32	set_ci;			/* 0 */
+	__be32	arm;			/* 4 */
+};
+
+/*
+ * CQ arm word (ibv_req_notify_cq): arm_sn & 3 at 29:28, command at 27:24,
+ * consumer index & 0xffffff at 23:0. The provider writes it to
+ * softhca_cq_dbr.arm, then stores (arm word << 32 | CQN) as one big-endian
+ * 64-bit value at SOFTHCA_UAR_CQ_DB_OFFSET.
+ */
+#define SOFTHCA_CQ_DB_SN_SHIFT		28
+#define SOFTHCA_CQ_DB_SN_MASK		0x3
+#define SOFTHCA_CQ_DB_CMD_SHIFT		24
+#define SOFTHCA_CQ_DB_CMD_MASK		0x0f000000
+#define SOFTHCA_CQ_DB_REQ_NOT_SOL	0x01000000	/* solicited only */
+#define SOFTHCA_CQ_DB_REQ_NOT		0x00000000	/* next completion */
+#define SOFTHCA_CQ_DB_CI_MASK		0x00ffffff
+
+/* ------------------------------------------------------------------------
+ * Engine flags page (DESIGN.md §5): one page per device, written only by
+ * the engine, mapped read-only by the provider. Host byte order: it is a
+ * software handshake, not a device format.
+ * Before it sleeps the engine sets SOFTHCA_ENGINE_NEED_WAKEUP, issues a full
+ * barrier and re-checks every doorbell. After a doorbell store the provider
+ * issues a full barrier, loads flags, and makes one wake-up call only if
+ * NEED_WAKEUP is set.
+ */
+#define SOFTHCA_ENGINE_NEED_WAKEUP	(1U << 0)
+struct softhca_engine_page {
+	__u32	flags;			/* 0: SOFTHCA_ENGINE_* */
+	__u32	reserved;		/* 4 */
+};
 
 #endif /* SOFTHCA_QUEUE_H */
