@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Host unit test of user/cqe.c: the owner-bit rule over several laps of the
+ * ring, every syndrome's ibv_wc_status, CQE -> ibv_wc for requester,
+ * responder and error CQEs built byte by byte, immediate byte order, and
+ * the CQ arm word and UAR doorbell bits.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../../user/cqe.c"
+#include "tap.h"
+
+/* A CQE from raw bytes: start all zero, then set the given offsets. */
+struct cqe_buf {
+	_Alignas(64) uint8_t b[64];
+};
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static const struct softhca_cqe *as_cqe(const struct cqe_buf *c)
+{
+	return (const struct softhca_cqe *)c->b;
+}
+
+static void wc_poison(struct ibv_wc *wc)
+{
+	memset(wc, 0xa5, sizeof(*wc));
+	wc->wr_id = 0x1122334455667788ull;
+}
+
+static void owner_bit_single_cases(void)
+{
+	struct cqe_buf c;
+
+	memset(&c, 0, sizeof(c));
+	/* freshly initialised ring: INVALID, owner 0: never ready */
+	c.b[63] = SOFTHCA_CQE_INVALID << 4;
+	CHECK(!softhca_cqe_owned_by_sw(as_cqe(&c), 0, 4));
+	CHECK(!softhca_cqe_owned_by_sw(as_cqe(&c), 4, 4));
+	c.b[63] = SOFTHCA_CQE_INVALID << 4 | 1;
+	CHECK(!softhca_cqe_owned_by_sw(as_cqe(&c), 4, 4));
+	/* first lap expects owner 0, second 1, third 0 */
+	c.b[63] = 0x00;
+	CHECK(softhca_cqe_owned_by_sw(as_cqe(&c), 0, 4));
+	CHECK(!softhca_cqe_owned_by_sw(as_cqe(&c), 4, 4));
+	CHECK(softhca_cqe_owned_by_sw(as_cqe(&c), 8, 4));
+	c.b[63] = 0x01;
+	CHECK(!softhca_cqe_owned_by_sw(as_cqe(&c), 0, 4));
+	CHECK(softhca_cqe_owned_by_sw(as_cqe(&c), 5, 4));
+	CHECK(!softhca_cqe_owned_by_sw(as_cqe(&c), 9, 4));
+	/* se and format bits do not matter; other opcodes do not either */
+	c.b[63] = SOFTHCA_CQE_RESP_SEND << 4 | SOFTHCA_CQE_SE | 1;
+	CHECK(softhca_cqe_owned_by_sw(as_cqe(&c), 6, 4));
+	c.b[63] = SOFTHCA_CQE_REQ_ERR << 4;
+	CHECK(softhca_cqe_owned_by_sw(as_cqe(&c), 2, 4));
+	/* consumer index wrapping past 2^32 */
+	c.b[63] = 0x01;
+	CHECK(softhca_cqe_owned_by_sw(as_cqe(&c), 0xfffffffcu, 4));
+	c.b[63] = 0x00;
+	CHECK(softhca_cqe_owned_by_sw(as_cqe(&c), 0xfffffffcu + 4u, 4));
+}
+
+/* Producer and consumer run over 5 laps of a 4-entry ring. */
+static void owner_bit_over_ring_laps(void)
+{
+	enum { N = 4, LAPS = 5 };
+	struct softhca_cqe *ring = aligned_alloc(64, N * sizeof(*ring));
+	int bad_early = 0, bad_ready = 0, bad_slot = 0;
+
+	if (!ring)
+		exit(2);
+	memset(ring, 0, N * sizeof(*ring));
+	for (int i = 0; i < N; i++)
+		ring[i].op_own = SOFTHCA_CQE_INVALID << 4;
+
+	for (uint32_t pi = 0; pi < N * LAPS; pi++) {
+		struct softhca_cqe *slot = &ring[pi & (N - 1)];
+
+		/* Not yet produced: the slot still holds the last lap's CQE. */
+		if (softhca_cqe_get_sw(ring, pi, N))
+			bad_early++;
+		slot->wqe_counter = htobe16(pi);
+		slot->op_own = SOFTHCA_CQE_REQ << 4 | softhca_owner_of(pi, N);
+		if (softhca_cqe_get_sw(ring, pi, N) != slot)
+			bad_ready++;
+		else if (be16toh(softhca_cqe_get_sw(ring, pi, N)->wqe_counter) != pi)
+			bad_slot++;
+		/* One ahead of the producer is never ready. */
+		if (softhca_cqe_get_sw(ring, pi + 1, N))
+			bad_early++;
+	}
+	CHECK_EQ(bad_early, 0);
+	CHECK_EQ(bad_ready, 0);
+	CHECK_EQ(bad_slot, 0);
+	/* The hand-computed owner of each lap. */
+	CHECK_EQ(ring[0].op_own & 1, 0);	/* pi 16: lap 4 -> (16 & 4) = 0 */
+	CHECK(softhca_cqe_get_sw(ring, 16, N) == &ring[0]);
+	CHECK(!softhca_cqe_get_sw(ring, 20, N));
+	CHECK(!softhca_cqe_get_sw(ring, 12, N));
+	free(ring);
+}
+
+static void every_syndrome_status(void)
+{
+	static const struct { uint8_t synd; enum ibv_wc_status st; } map[] = {
+		{ 0x01, IBV_WC_LOC_LEN_ERR },
+		{ 0x02, IBV_WC_LOC_QP_OP_ERR },
+		{ 0x04, IBV_WC_LOC_PROT_ERR },
+		{ 0x05, IBV_WC_WR_FLUSH_ERR },
+		{ 0x06, IBV_WC_MW_BIND_ERR },
+		{ 0x10, IBV_WC_BAD_RESP_ERR },
+		{ 0x11, IBV_WC_LOC_ACCESS_ERR },
+		{ 0x12, IBV_WC_REM_INV_REQ_ERR },
+		{ 0x13, IBV_WC_REM_ACCESS_ERR },
+		{ 0x14, IBV_WC_REM_OP_ERR },
+		{ 0x15, IBV_WC_RETRY_EXC_ERR },
+		{ 0x16, IBV_WC_RNR_RETRY_EXC_ERR },
+		{ 0x22, IBV_WC_REM_ABORT_ERR },
+		/* not mlx5 syndromes */
+		{ 0x00, IBV_WC_GENERAL_ERR },
+		{ 0x03, IBV_WC_GENERAL_ERR },
+		{ 0x07, IBV_WC_GENERAL_ERR },
+		{ 0x21, IBV_WC_GENERAL_ERR },
+		{ 0xff, IBV_WC_GENERAL_ERR },
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		if (softhca_cqe_syndrome_status(map[i].synd) != map[i].st)
+			printf("# syndrome 0x%02x -> %d, want %d\n", map[i].synd,
+			       softhca_cqe_syndrome_status(map[i].synd), map[i].st);
+		CHECK_EQ(softhca_cqe_syndrome_status(map[i].synd), map[i].st);
+	}
+}
+
+static void error_cqes_to_wc(void)
+{
+	struct cqe_buf c;
+	struct ibv_wc wc;
+
+	memset(&c, 0, sizeof(c));
+	c.b[54] = 0x99;				/* vendor_err_synd */
+	c.b[55] = 0x13;				/* REMOTE_ACCESS_ERR */
+	put32(&c.b[56], 0x08001234);		/* RDMA_WRITE, QPN 0x1234 */
+	c.b[60] = 0x00;
+	c.b[61] = 0x07;				/* wqe_counter 7 */
+	c.b[63] = SOFTHCA_CQE_REQ_ERR << 4 | 1;
+	wc_poison(&wc);
+	CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), 0);
+	CHECK_EQ(wc.status, IBV_WC_REM_ACCESS_ERR);
+	CHECK_EQ(wc.vendor_err, 0x99);
+	CHECK_EQ(wc.qp_num, 0x1234);
+	CHECK_EQ(wc.opcode, IBV_WC_RDMA_WRITE);
+	CHECK_EQ(wc.wc_flags, 0);
+	CHECK_EQ(wc.byte_len, 0);
+	CHECK_EQ(wc.wr_id, 0x1122334455667788ull);	/* the caller's */
+	CHECK_EQ(softhca_cqe_wqe_counter(as_cqe(&c)), 7);
+	CHECK_EQ(softhca_cqe_qpn(as_cqe(&c)), 0x1234);
+	CHECK_EQ(softhca_cqe_wqe_opcode(as_cqe(&c)), SOFTHCA_OPCODE_RDMA_WRITE);
+
+	/* Flushed receive. */
+	memset(&c, 0, sizeof(c));
+	c.b[55] = 0x05;
+	put32(&c.b[56], 0x00abcdef);
+	c.b[63] = SOFTHCA_CQE_RESP_ERR << 4;
+	wc_poison(&wc);
+	CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), 0);
+	CHECK_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+	CHECK_EQ(wc.vendor_err, 0);
+	CHECK_EQ(wc.qp_num, 0xabcdef);
+	CHECK_EQ(wc.opcode, IBV_WC_RECV);
+
+	/* Retry exceeded on a READ; hw_err bytes do not leak into the wc. */
+	memset(&c, 0, sizeof(c));
+	c.b[52] = 0x42;
+	c.b[53] = 0x01;
+	c.b[55] = 0x15;
+	put32(&c.b[56], 0x10000001);
+	c.b[63] = SOFTHCA_CQE_REQ_ERR << 4;
+	wc_poison(&wc);
+	CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), 0);
+	CHECK_EQ(wc.status, IBV_WC_RETRY_EXC_ERR);
+	CHECK_EQ(wc.vendor_err, 0);
+	CHECK_EQ(wc.opcode, IBV_WC_RDMA_READ);
+}
+
+static void requester_cqes_to_wc(void)
+{
+	static const struct {
+		uint8_t wqe_op;
+		enum ibv_wc_opcode op;
+		unsigned int flags;
+		uint32_t byte_len;
+	} cases[] = {
+		{ 0x08, IBV_WC_RDMA_WRITE, 0, 0x300 },
+		{ 0x09, IBV_WC_RDMA_WRITE, IBV_WC_WITH_IMM, 0x300 },
+		{ 0x0a, IBV_WC_SEND, 0, 0x300 },
+		{ 0x0b, IBV_WC_SEND, IBV_WC_WITH_IMM, 0x300 },
+		{ 0x10, IBV_WC_RDMA_READ, 0, 0x300 },
+		{ 0x11, IBV_WC_COMP_SWAP, 0, 8 },
+		{ 0x12, IBV_WC_FETCH_ADD, 0, 8 },
+	};
+	struct cqe_buf c;
+	struct ibv_wc wc;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&c, 0, sizeof(c));
+		put32(&c.b[44], 0x300);			/* byte_cnt */
+		put32(&c.b[56], (uint32_t)cases[i].wqe_op << 24 | 0x77);
+		c.b[63] = SOFTHCA_CQE_REQ << 4;
+		wc_poison(&wc);
+		CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), 0);
+		CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+		CHECK_EQ(wc.opcode, cases[i].op);
+		CHECK_EQ(wc.wc_flags, cases[i].flags);
+		CHECK_EQ(wc.byte_len, cases[i].byte_len);
+		CHECK_EQ(wc.qp_num, 0x77);
+		CHECK_EQ(wc.vendor_err, 0);
+		CHECK_EQ(wc.src_qp, 0);
+		CHECK_EQ(wc.wr_id, 0x1122334455667788ull);
+	}
+	/* NOP and opcodes softhca never executes have no work completion. */
+	memset(&c, 0, sizeof(c));
+	put32(&c.b[56], 0x00000077);
+	wc_poison(&wc);
+	CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), -EPROTO);
+	put32(&c.b[56], 0x01000077);			/* SEND_INVAL */
+	CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), -EPROTO);
+}
+
+static void responder_cqes_to_wc(void)
+{
+	static const uint8_t imm_bytes[4] = { 0x12, 0x34, 0x56, 0x78 };
+	struct cqe_buf c;
+	struct ibv_wc wc;
+
+	memset(&c, 0, sizeof(c));
+	put32(&c.b[24], 0x05000099);		/* SL 5, source QPN 0x99 */
+	memcpy(&c.b[36], imm_bytes, 4);		/* immediate as on the wire */
+	put32(&c.b[44], 512);			/* byte_cnt */
+	put32(&c.b[56], 0x0000002a);		/* QPN 42 */
+	c.b[63] = SOFTHCA_CQE_RESP_SEND_IMM << 4 | SOFTHCA_CQE_SE | 1;
+	wc_poison(&wc);
+	CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), 0);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	CHECK_EQ(wc.opcode, IBV_WC_RECV);
+	CHECK_EQ(wc.wc_flags, IBV_WC_WITH_IMM);
+	CHECK_BYTES(&wc.imm_data, imm_bytes, 4);	/* network order */
+	CHECK_EQ(be32toh(wc.imm_data), 0x12345678);
+	CHECK_EQ(wc.byte_len, 512);
+	CHECK_EQ(wc.qp_num, 42);
+	CHECK_EQ(wc.src_qp, 0x99);
+	CHECK_EQ(wc.sl, 5);
+	CHECK_EQ(wc.pkey_index, 0);
+	CHECK_EQ(wc.wr_id, 0x1122334455667788ull);
+
+	c.b[63] = SOFTHCA_CQE_RESP_WR_IMM << 4;
+	wc_poison(&wc);
+	CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), 0);
+	CHECK_EQ(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	CHECK_EQ(wc.wc_flags, IBV_WC_WITH_IMM);
+	CHECK_BYTES(&wc.imm_data, imm_bytes, 4);
+
+	c.b[63] = SOFTHCA_CQE_RESP_SEND << 4;
+	wc_poison(&wc);
+	CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), 0);
+	CHECK_EQ(wc.opcode, IBV_WC_RECV);
+	CHECK_EQ(wc.wc_flags, 0);
+	CHECK_EQ(wc.imm_data, 0);
+	CHECK_EQ(wc.byte_len, 512);
+}
+
+static void unknown_cqe_opcodes(void)
+{
+	static const uint8_t ops[] = { 0x4, 0x5, 0x6, 0xc, SOFTHCA_CQE_INVALID };
+	struct cqe_buf c;
+	struct ibv_wc wc;
+
+	for (size_t i = 0; i < sizeof(ops); i++) {
+		memset(&c, 0, sizeof(c));
+		c.b[63] = ops[i] << 4;
+		CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), -EPROTO);
+	}
+}
+
+static void arm_word_and_doorbell(void)
+{
+	static const uint8_t uar_bytes[8] = {
+		0x11, 0x12, 0x34, 0x56, 0x00, 0x00, 0x0a, 0xbc,
+	};
+	uint64_t db;
+
+	CHECK_EQ(softhca_cq_arm_word(0, false, 0), 0x00000000);
+	CHECK_EQ(softhca_cq_arm_word(1, true, 0x123456), 0x11123456);
+	CHECK_EQ(softhca_cq_arm_word(3, true, 0), 0x31000000);
+	CHECK_EQ(softhca_cq_arm_word(6, false, 0x1ffffff), 0x20ffffff); /* sn & 3, ci & 0xffffff */
+	CHECK_EQ(softhca_cq_arm_word(0xffffffff, false, 0xffffffff), 0x30ffffff);
+
+	db = softhca_cq_doorbell(softhca_cq_arm_word(1, true, 0x123456), 0xabc);
+	CHECK_EQ(db, 0x1112345600000abcull);
+	db = htobe64(db);
+	/* as stored at SOFTHCA_UAR_CQ_DB_OFFSET: arm word, then CQN, both BE */
+	CHECK_BYTES(&db, uar_bytes, 8);
+	CHECK_EQ(softhca_cq_doorbell(0, 0xff000abc), 0xabc);	/* 24-bit CQN */
+
+	/* the same arm word in the CQ doorbell record */
+	{
+		struct softhca_cq_dbr dbr = { 0, 0 };
+
+		dbr.arm = htobe32(softhca_cq_arm_word(1, true, 0x123456));
+		dbr.set_ci = htobe32(softhca_cq_ci_value(0x1000005));
+		CHECK_BYTES((uint8_t *)&dbr + 4, uar_bytes, 4);
+		CHECK_EQ(((uint8_t *)&dbr)[3], 0x05);
+		CHECK_EQ(((uint8_t *)&dbr)[0], 0x00);
+	}
+}
+
+static const struct tap_test tests[] = {
+	{ "owner_bit_single_cases", owner_bit_single_cases },
+	{ "owner_bit_over_ring_laps", owner_bit_over_ring_laps },
+	{ "every_syndrome_status", every_syndrome_status },
+	{ "error_cqes_to_wc", error_cqes_to_wc },
+	{ "requester_cqes_to_wc", requester_cqes_to_wc },
+	{ "responder_cqes_to_wc", responder_cqes_to_wc },
+	{ "unknown_cqe_opcodes", unknown_cqe_opcodes },
+	{ "arm_word_and_doorbell", arm_word_and_doorbell },
+};
+
+TAP_MAIN(tests)
