@@ -59,7 +59,7 @@ $(B)/selftests/%: selftests/%.c $(SELFTEST_LIB) $(SELFTEST_LIBHDR) $(KSFT)/kself
 
 unit: $(UNIT_BINS)
 
-$(B)/unit/%: tests/unit/%.c $(PROVIDER_SRCS) $(PROVIDER_HDRS)
+$(B)/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(PROVIDER_SRCS) $(PROVIDER_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -o $@ $< -libverbs -lpthread
 
@@ -85,6 +85,6 @@ provider-aarch64:
 	@ln -sfn /usr/include/infiniband $(B)/aarch64/inc/infiniband
 	@ln -sfn /usr/include/rdma $(B)/aarch64/inc/rdma
 	@for f in $(PROVIDER_SRCS); do \
-		aarch64-linux-gnu-gcc $(USER_CFLAGS) -fPIC -I$(B)/aarch64/inc \
+		aarch64-linux-gnu-gcc $(USER_CFLAGS) -fPIC -isystem $(B)/aarch64/inc \
 			-c $$f -o $(B)/aarch64/$$(basename $$f .c).o || exit 1; \
 	done

@@ -30,7 +30,7 @@ check "load and add again" sh -c \
 
 # A process holding the device open: unload must either wait its turn (EBUSY,
 # module pinned) or disassociate it; never crash, never leak.
-python3 - <<'PY' &
+/usr/bin/python3 - <<'PY' &
 import time
 from pyverbs.device import Context
 from pyverbs.pd import PD
