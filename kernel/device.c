@@ -204,7 +204,7 @@ struct shca_dev *shca_dev_alloc(struct net_device *ndev,
 {
 	struct shca_dev *sdev;
 	struct ib_device *ibdev;
-	u8 mac[ETH_ALEN];
+	u8 mac[ETH_ALEN] __aligned(2);
 	int err;
 
 	sdev = ib_alloc_device(shca_dev, ibdev);

@@ -112,6 +112,12 @@ static int shca_newlink(const char *name, struct net_device *ndev)
 
 	if (ndev->type != ARPHRD_ETHER)
 		return -EINVAL;
+	/* Cheap early answer; the check that counts is made again below. */
+	mutex_lock(&shca_devs_lock);
+	sdev = shca_find_by_netdev(ndev);
+	mutex_unlock(&shca_devs_lock);
+	if (sdev)
+		return -EEXIST;
 
 	sdev = shca_dev_alloc(ndev, &shca_pdev->dev);
 	if (IS_ERR(sdev))
