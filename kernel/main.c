@@ -105,6 +105,18 @@ static struct shca_dev *shca_find_by_netdev(struct net_device *ndev)
 }
 
 /* `rdma link add NAME type softhca netdev IF`; ib_core holds @ndev. */
+static bool shca_name_taken(const char *name)
+{
+	struct ib_device *ibdev;
+
+	/* RDMA_DRIVER_UNKNOWN: a device of any driver holds the name. */
+	ibdev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	if (!ibdev)
+		return false;
+	ib_device_put(ibdev);
+	return true;
+}
+
 static int shca_newlink(const char *name, struct net_device *ndev)
 {
 	struct shca_dev *sdev;
@@ -117,6 +129,12 @@ static int shca_newlink(const char *name, struct net_device *ndev)
 	sdev = shca_find_by_netdev(ndev);
 	mutex_unlock(&shca_devs_lock);
 	if (sdev)
+		return -EEXIST;
+	/*
+	 * ib_core answers a taken name with -ENFILE from deep inside
+	 * registration; say EEXIST up front. A racing add still gets ENFILE.
+	 */
+	if (shca_name_taken(name))
 		return -EEXIST;
 
 	sdev = shca_dev_alloc(ndev, &shca_pdev->dev);

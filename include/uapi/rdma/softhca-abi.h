@@ -39,11 +39,76 @@ struct softhca_alloc_ucontext_resp {
 	__u32 max_cqe;
 	/* mmap() offset of this context's UAR page (see softhca-queue.h) */
 	__aligned_u64 uar_mmap_offset;
+	/* mmap() offset of the device's engine page (read only) */
+	__aligned_u64 engine_mmap_offset;
 };
 
 struct softhca_alloc_pd_resp {
 	__u32 pdn;
 	__u32 reserved;
+};
+
+/*
+ * CQ: the kernel allocates one mapping holding the CQE ring (cqe_cnt entries
+ * of 64 bytes, every one initialised to opcode INVALID, owner 0) followed by
+ * the softhca_cq_dbr at dbr_offset.
+ */
+struct softhca_create_cq_req {
+	__u32 comp_mask;
+	__u32 reserved;
+};
+
+struct softhca_create_cq_resp {
+	__u32 comp_mask;
+	__u32 cqn;
+	__u32 cqe_cnt;		/* ring entries, a power of two */
+	__u32 dbr_offset;	/* byte offset of softhca_cq_dbr in the mapping */
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_size;
+};
+
+/*
+ * RC QP: the kernel sizes the queues from the requested caps (the provider
+ * computes nothing of its own) and allocates one mapping: the RQ at
+ * rq_offset (rq_wqe_cnt WQEs of 1 << rq_wqe_shift bytes), the SQ at
+ * sq_offset (sq_wqebb_cnt 64-byte WQEBBs), the softhca_qp_dbr at dbr_offset.
+ * The core response carries the caps actually granted.
+ */
+#define SOFTHCA_QP_FLAG_SIGNATURE	(1U << 0)	/* WQE signatures on */
+
+struct softhca_create_qp_req {
+	__u32 comp_mask;
+	__u32 flags;		/* SOFTHCA_QP_FLAG_* */
+};
+
+struct softhca_create_qp_resp {
+	__u32 comp_mask;
+	__u32 flags;		/* SOFTHCA_QP_FLAG_* granted */
+	__u32 sq_wqebb_cnt;	/* power of two */
+	__u32 sq_offset;
+	__u32 sq_max_post;	/* WRs the SQ holds (max_send_wr granted) */
+	__u32 sq_max_wqebbs;	/* WQEBBs of the largest WQE of this QP */
+	__u32 rq_wqe_cnt;	/* power of two */
+	__u32 rq_wqe_shift;	/* log2 of the RQ stride in bytes */
+	__u32 rq_offset;
+	__u32 rq_max_gs;	/* data segments per RQ WQE (sentinel included) */
+	__u32 dbr_offset;	/* byte offset of softhca_qp_dbr */
+	__u32 max_inline_data;
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_size;
+};
+
+/*
+ * Driver-specific uverbs methods (ioctl on the command fd, object
+ * UVERBS_OBJECT_DEVICE, driver namespace).
+ * ENGINE_WAKE: the provider found SOFTHCA_ENGINE_NEED_WAKEUP set after a
+ * doorbell store. The kernel executes the pending work of this context's
+ * queues in the caller's context and hands the stream back to the engine.
+ * No attributes.
+ */
+#define SOFTHCA_UVERBS_ID_NS		(1U << 12)	/* UVERBS_ID_NS_SHIFT */
+enum softhca_uverbs_device_methods {
+	SOFTHCA_METHOD_ENGINE_WAKE = SOFTHCA_UVERBS_ID_NS,
 };
 
 #endif /* SOFTHCA_ABI_USER_H */
