@@ -13,6 +13,9 @@
 
 #include <linux/bits.h>
 #include <linux/types.h>
+#include <rdma/softhca-queue.h>
+
+struct page;
 
 /* Revision of the model: hw_ver, fw_ver major and model_rev of the ABI. */
 #define SHCA_MODEL_REV		1
@@ -24,6 +27,15 @@ enum shca_cmd_op {
 	SHCA_CMD_DEALLOC_PD	= 0x801,
 	SHCA_CMD_ALLOC_UAR	= 0x802,
 	SHCA_CMD_FREE_UAR	= 0x803,
+	SHCA_CMD_CREATE_MKEY	= 0x200,
+	SHCA_CMD_DESTROY_MKEY	= 0x202,
+	SHCA_CMD_CREATE_CQ	= 0x400,
+	SHCA_CMD_DESTROY_CQ	= 0x401,
+	SHCA_CMD_CREATE_QP	= 0x500,
+	SHCA_CMD_DESTROY_QP	= 0x501,
+	SHCA_CMD_MODIFY_QP	= 0x502,
+	SHCA_CMD_QUERY_QP	= 0x50b,
+	SHCA_CMD_SET_ROCE_ADDRESS = 0x782,
 };
 
 /* shca_caps.flags */
@@ -94,6 +106,161 @@ struct shca_cmd_free_uar_in {
 	u32 uar_index;
 };
 
+/* ---- data path commands (the RC data path) ---- */
+
+/* MKey access rights (CREATE_MKEY, QP access flags, engine checks). */
+#define SHCA_ACCESS_LOCAL_WRITE		BIT(0)
+#define SHCA_ACCESS_REMOTE_WRITE	BIT(1)
+#define SHCA_ACCESS_REMOTE_READ		BIT(2)
+#define SHCA_ACCESS_REMOTE_ATOMIC	BIT(3)
+#define SHCA_ACCESS_LOCAL_READ		BIT(4)	/* implied for every MKey */
+
+/*
+ * CREATE_MKEY: memory the driver pinned. The model keeps @pages (it does not
+ * copy the array) until DESTROY_MKEY returns; DESTROY_MKEY waits for every
+ * engine access in flight to end.
+ */
+struct shca_cmd_create_mkey_in {
+	u32 pdn;
+	u32 access;			/* SHCA_ACCESS_* */
+	u64 iova;			/* first byte the key covers */
+	u64 length;
+	u64 offset;			/* of iova in pages[0] */
+	unsigned int page_shift;
+	unsigned long npages;
+	struct page **pages;
+};
+
+struct shca_cmd_create_mkey_out {
+	u32 mkey;			/* index << 8 | variant: lkey and rkey */
+};
+
+struct shca_cmd_destroy_mkey_in {
+	u32 mkey;
+};
+
+/*
+ * CREATE_CQ: the driver allocated the ring (1 << log_size CQEs, every one
+ * INVALID with owner 0) and the doorbell record; both stay mapped to the
+ * user and alive until DESTROY_CQ returns.
+ */
+struct shca_cmd_create_cq_in {
+	struct softhca_cqe *ring;
+	struct softhca_cq_dbr *dbr;
+	u32 log_size;
+	u32 eqn;
+};
+
+struct shca_cmd_create_cq_out {
+	u32 cqn;
+};
+
+struct shca_cmd_destroy_cq_in {
+	u32 cqn;
+};
+
+enum shca_qp_state {
+	SHCA_QPS_RESET, SHCA_QPS_INIT, SHCA_QPS_RTR, SHCA_QPS_RTS,
+	SHCA_QPS_SQD, SHCA_QPS_SQE, SHCA_QPS_ERR,
+};
+
+#define SHCA_QP_SIGNATURE		BIT(0)	/* check WQE signatures */
+#define SHCA_QP_SQ_SIG_ALL		BIT(1)	/* every WQE signaled */
+
+struct shca_cmd_create_qp_in {
+	u32 pdn;
+	u32 send_cqn;
+	u32 recv_cqn;
+	u32 flags;			/* SHCA_QP_* */
+	void *sq_buf;
+	u32 sq_wqebb_cnt;		/* power of two */
+	u32 rq_wqe_cnt;			/* power of two, may be 0 */
+	void *rq_buf;
+	u32 rq_wqe_shift;		/* log2 of the RQ stride */
+	u32 max_inline_data;
+	struct softhca_qp_dbr *dbr;
+};
+
+struct shca_cmd_create_qp_out {
+	u32 qpn;
+};
+
+struct shca_cmd_destroy_qp_in {
+	u32 qpn;
+};
+
+/* MODIFY_QP attribute mask: which fields of shca_qp_attrs to apply. */
+#define SHCA_QP_ATTR_ACCESS		BIT(0)	/* access_flags */
+#define SHCA_QP_ATTR_PATH		BIT(1)	/* dgid, sgid_index, hop_limit... */
+#define SHCA_QP_ATTR_PATH_MTU		BIT(2)
+#define SHCA_QP_ATTR_DEST_QPN		BIT(3)
+#define SHCA_QP_ATTR_RQ_PSN		BIT(4)
+#define SHCA_QP_ATTR_SQ_PSN		BIT(5)
+#define SHCA_QP_ATTR_MIN_RNR_TIMER	BIT(6)
+#define SHCA_QP_ATTR_RNR_RETRY		BIT(7)
+#define SHCA_QP_ATTR_RETRY_CNT		BIT(8)
+#define SHCA_QP_ATTR_TIMEOUT		BIT(9)
+#define SHCA_QP_ATTR_MAX_RD_ATOMIC	BIT(10)
+#define SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC	BIT(11)
+#define SHCA_QP_ATTR_PORT		BIT(12)
+#define SHCA_QP_ATTR_PKEY_INDEX		BIT(13)
+
+struct shca_qp_attrs {
+	u32 access_flags;		/* SHCA_ACCESS_REMOTE_* */
+	u8 dgid[16];
+	u8 sgid_index;
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 port;
+	u32 flow_label;
+	u32 path_mtu;			/* bytes */
+	u32 dest_qpn;
+	u32 rq_psn;
+	u32 sq_psn;
+	u8 min_rnr_timer;		/* IB encoding 0..31 */
+	u8 rnr_retry;			/* 7: forever */
+	u8 retry_cnt;
+	u8 timeout;			/* 4.096 us * 2^timeout, 0: infinite */
+	u8 max_rd_atomic;
+	u8 max_dest_rd_atomic;
+	u16 pkey_index;
+};
+
+/* The driver validated the transition (ib_modify_qp_is_ok) already. */
+struct shca_cmd_modify_qp_in {
+	u32 qpn;
+	u32 cur_state;			/* enum shca_qp_state the driver saw */
+	u32 new_state;
+	u32 attr_mask;			/* SHCA_QP_ATTR_* */
+	struct shca_qp_attrs attrs;
+};
+
+struct shca_cmd_query_qp_in {
+	u32 qpn;
+};
+
+struct shca_cmd_query_qp_out {
+	u32 state;			/* enum shca_qp_state: may be ERR by now */
+	u32 sq_draining;
+	struct shca_qp_attrs attrs;
+};
+
+/*
+ * SET_ROCE_ADDRESS: program GID table entry @index (valid = 0 clears it).
+ * The local fabric delivers to the HCA that owns a destination GID.
+ */
+struct shca_gid_entry {
+	u8 gid[16];
+	u8 mac[6];
+	u8 roce_version;		/* 2 */
+	u8 valid;
+};
+
+struct shca_cmd_set_roce_address_in {
+	u32 index;
+	struct shca_gid_entry entry;
+};
+
 struct shca_hca;
 
 /* Power on an HCA instance; ERR_PTR on failure. May sleep. */
@@ -116,5 +283,15 @@ int shca_hca_exec(struct shca_hca *hca, u16 opcode, const void *in,
  * FREE_UAR of that index.
  */
 unsigned long shca_hca_uar_pfn(struct shca_hca *hca, u32 uar_index);
+
+/* The engine page (struct softhca_engine_page), mapped read-only to users. */
+unsigned long shca_hca_engine_pfn(struct shca_hca *hca);
+
+/*
+ * The wake-up doorbell: a provider found NEED_WAKEUP set after ringing. Runs
+ * the pending doorbells of this HCA in the caller's context, then hands the
+ * stream back to the engine thread. May sleep briefly (process context).
+ */
+void shca_hca_wake(struct shca_hca *hca);
 
 #endif /* SHCA_HCA_H */

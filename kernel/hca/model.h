@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * softhca HCA model internals: the objects "firmware" keeps (MKeys, CQ and
+ * QP contexts, the GID table) and the seams between the command side
+ * (mkey.c, cq.c, qp.c, gid.c) and the engine (engine.c, requester.c,
+ * responder.c, cqe.c). Nothing outside kernel/hca/ includes this file.
+ *
+ * Ownership of fields: "cmd:" fields are written only by firmware commands
+ * (under the object's lock where noted), "eng:" fields only by the engine.
+ */
+#ifndef SHCA_HCA_MODEL_H
+#define SHCA_HCA_MODEL_H
+
+#include <linux/completion.h>
+#include <linux/kthread.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
+#include <rdma/softhca-queue.h>
+
+#include "hca.h"
+
+struct shca_hca_mkey;
+struct shca_hca_cq;
+struct shca_hca_qp;
+
+struct shca_hca {
+	const struct shca_caps *caps;
+	struct xarray pds;		/* PD number (1..max_pd) -> value */
+	struct xarray uars;		/* UAR index -> struct page */
+	struct xarray mkeys;		/* MKey index (key >> 8) -> mkey */
+	struct xarray cqs;		/* CQN -> cq */
+	struct xarray qps;		/* QPN -> qp */
+	struct page *engine_page;	/* struct softhca_engine_page */
+	struct list_head fabric_node;	/* on the local fabric (gid.c) */
+	/* cmd: RoCE addresses (SET_ROCE_ADDRESS), under gid_lock */
+	spinlock_t gid_lock;
+	struct shca_gid_entry *gids;	/* caps->gid_tbl_len entries */
+	/* eng: engine state of this HCA, see engine.c */
+	struct shca_engine_hca *eng;
+};
+
+/* ---- MKeys (mkey.c) --------------------------------------------------- */
+
+struct shca_hca_mkey {
+	u32 key;			/* index << 8 | variant byte */
+	u32 pdn;
+	u32 access;			/* SHCA_ACCESS_* */
+	u64 iova;
+	u64 length;
+	unsigned int page_shift;
+	unsigned long npages;
+	struct page **pages;		/* the MTT; pinned by the driver */
+	refcount_t users;		/* lookups in flight + 1 */
+	struct completion free;		/* users reached 0 */
+};
+
+/*
+ * Look up @key and check it for an access of @len bytes at @va: the key
+ * (variant byte included) must exist, belong to @pdn, grant every bit of
+ * @access and cover [va, va + len). Returns the MKey with a reference held,
+ * or an ERR_PTR: -ENOENT (no such key: protection error), -EACCES (PD or
+ * rights), -ERANGE (bounds). Callable from the engine (atomic context ok).
+ */
+struct shca_hca_mkey *shca_mkey_get(struct shca_hca *hca, u32 key, u32 pdn,
+				    u32 access, u64 va, u64 len);
+void shca_mkey_put(struct shca_hca_mkey *mkey);
+/* Copy between MKey-described memory and a kernel buffer; bounds checked
+ * by shca_mkey_get() before. May not sleep.
+ */
+void shca_mkey_read(struct shca_hca_mkey *mkey, u64 va, void *buf, size_t len);
+void shca_mkey_write(struct shca_hca_mkey *mkey, u64 va, const void *buf,
+		     size_t len);
+/* 8-byte atomics on MKey memory (va 8-byte aligned); return the old value. */
+u64 shca_mkey_atomic_cas(struct shca_hca_mkey *mkey, u64 va, u64 cmp, u64 swp);
+u64 shca_mkey_atomic_fadd(struct shca_hca_mkey *mkey, u64 va, u64 add);
+
+/* ---- CQs (cq.c: contexts; cqe.c: the one CQE writer) ------------------ */
+
+struct shca_hca_cq {
+	u32 cqn;
+	u32 log_size;			/* ring of 1 << log_size CQEs */
+	struct softhca_cqe *ring;	/* kernel address of the ring */
+	struct softhca_cq_dbr *dbr;	/* kernel address; set_ci is a hint */
+	u32 eqn;			/* completion EQ (events: later) */
+	refcount_t users;
+	struct completion free;
+	/* eng: producer state, under lock */
+	spinlock_t lock;
+	u32 pi;				/* CQEs written so far */
+	bool overrun;			/* in error: no more CQEs */
+};
+
+struct shca_hca_cq *shca_cq_get(struct shca_hca *hca, u32 cqn);
+void shca_cq_put(struct shca_hca_cq *cq);
+
+/*
+ * Write one CQE (everything but op_own's owner bit, which the writer sets
+ * from pi). Detects overrun against the consumer index the provider left in
+ * the DBR (a hint, bounded): on overrun the CQ enters error, no CQE is
+ * written and -ENOSPC is returned so the caller errors its QP.
+ */
+int shca_cqe_write(struct shca_hca_cq *cq, const struct softhca_cqe *cqe);
+
+/* ---- QPs (qp.c: contexts and state; engine: execution) ---------------- */
+
+struct shca_hca_qp {
+	u32 qpn;
+	u32 pdn;
+	struct shca_hca *hca;
+	struct shca_hca_cq *send_cq;	/* references held */
+	struct shca_hca_cq *recv_cq;
+	/* cmd: queue memory, fixed at CREATE_QP */
+	void *sq_buf;			/* sq_wqebb_cnt * 64 bytes */
+	u32 sq_wqebb_cnt;		/* power of two */
+	void *rq_buf;
+	u32 rq_wqe_cnt;			/* power of two */
+	u32 rq_wqe_shift;
+	struct softhca_qp_dbr *dbr;
+	u32 flags;			/* SHCA_QP_* */
+	refcount_t users;
+	struct completion free;
+
+	/* cmd: attributes and state, changed under lock */
+	spinlock_t lock;
+	enum shca_qp_state state;
+	struct shca_qp_attrs attrs;	/* see hca.h MODIFY_QP */
+
+	/* eng: execution state, see engine.c (under lock unless noted) */
+	u16 sq_ci;			/* next WQEBB the engine executes */
+	u16 rq_ci;			/* next RQ WQE the responder takes */
+	struct list_head eng_node;	/* on the engine's active list */
+	struct shca_engine_qp *eng;
+};
+
+struct shca_hca_qp *shca_qp_get(struct shca_hca *hca, u32 qpn);
+void shca_qp_put(struct shca_hca_qp *qp);
+
+/*
+ * Engine hooks called by qp.c with qp->lock NOT held, after the state
+ * changed: the engine starts polling an RTS QP's SQ, and on ERR flushes
+ * every outstanding SQ and RQ WQE with WR_FLUSH_ERR CQEs; on RESET it
+ * forgets the QP. Must not sleep long; may take qp->lock.
+ */
+void shca_engine_qp_state_changed(struct shca_hca_qp *qp,
+				  enum shca_qp_state old_state);
+/* Engine bookkeeping for a new / dying QP (before free). May sleep. */
+int shca_engine_qp_init(struct shca_hca_qp *qp);
+void shca_engine_qp_fini(struct shca_hca_qp *qp);
+
+/* Engine of one HCA instance (engine.c). */
+int shca_engine_hca_init(struct shca_hca *hca);
+void shca_engine_hca_fini(struct shca_hca *hca);
+
+/* ---- Local fabric (gid.c) --------------------------------------------- */
+
+/*
+ * Find the QP that a packet to @dgid / @dqpn would reach on this host, with
+ * a reference held, or NULL (nobody answers: the requester times out).
+ */
+struct shca_hca_qp *shca_fabric_find_qp(const u8 dgid[16], u32 dqpn);
+
+#endif /* SHCA_HCA_MODEL_H */
