@@ -23,7 +23,7 @@ SELFTEST_BINS := $(patsubst selftests/%.c,$(B)/selftests/%,$(SELFTEST_SRCS))
 SELFTEST_LIB := $(wildcard selftests/lib/*.c)
 SELFTEST_LIBHDR := $(wildcard selftests/lib/*.h)
 
-.PHONY: all deps module user selftests unit check demo checkpatch clean provider-aarch64
+.PHONY: all deps module user selftests unit check demo bench checkpatch clean provider-aarch64
 all: module user selftests unit
 
 deps:
@@ -70,6 +70,10 @@ check: deps
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/demo
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/bench
 
 checkpatch: $(KSFT)/kselftest_harness.h
 	@scripts/style-checks
