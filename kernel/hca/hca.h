@@ -173,7 +173,7 @@ struct shca_cmd_create_qp_in {
 	u32 recv_cqn;
 	u32 flags;			/* SHCA_QP_* */
 	void *sq_buf;
-	u32 sq_wqebb_cnt;		/* power of two */
+	u32 sq_wqebb_cnt;		/* power of two, >= 1 */
 	u32 rq_wqe_cnt;			/* power of two, may be 0 */
 	void *rq_buf;
 	u32 rq_wqe_shift;		/* log2 of the RQ stride */
@@ -226,7 +226,11 @@ struct shca_qp_attrs {
 	u16 pkey_index;
 };
 
-/* The driver validated the transition (ib_modify_qp_is_ok) already. */
+/*
+ * The driver validated the transition (ib_modify_qp_is_ok) and every
+ * attribute already. -EINVAL if @cur_state is not the QP's state (the
+ * engine may have moved it to ERR meanwhile).
+ */
 struct shca_cmd_modify_qp_in {
 	u32 qpn;
 	u32 cur_state;			/* enum shca_qp_state the driver saw */

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
+/* CHANGED: rcu_head+mkey.offset+qp.sq_draining; DESTROY_QP order below. */
 /*
  * softhca HCA model internals: the objects "firmware" keeps (MKeys, CQ and
  * QP contexts, the GID table) and the seams between the command side
@@ -15,6 +16,7 @@
 #include <linux/kthread.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -40,6 +42,13 @@ struct shca_hca {
 	/* cmd: RoCE addresses (SET_ROCE_ADDRESS), under gid_lock */
 	spinlock_t gid_lock;
 	struct shca_gid_entry *gids;	/* caps->gid_tbl_len entries */
+	u32 gid_end;			/* 1 + highest valid index, or 0 */
+	/* cmd: allocation state (mkey.c, qp.c) */
+	u8 *mkey_variant;		/* last variant byte of each MKey index */
+	u32 mkey_next;			/* xa_alloc_cyclic cursors */
+	u32 cq_next;
+	u32 qp_next;
+	atomic_t num_qps;		/* QPs created, at most caps->max_qp */
 	/* eng: engine state of this HCA, see engine.c */
 	struct shca_engine_hca *eng;
 };
@@ -52,11 +61,13 @@ struct shca_hca_mkey {
 	u32 access;			/* SHCA_ACCESS_* */
 	u64 iova;
 	u64 length;
+	u64 offset;			/* of iova in pages[0] */
 	unsigned int page_shift;
 	unsigned long npages;
 	struct page **pages;		/* the MTT; pinned by the driver */
 	refcount_t users;		/* lookups in flight + 1 */
 	struct completion free;		/* users reached 0 */
+	struct rcu_head rcu;
 };
 
 /*
@@ -89,6 +100,7 @@ struct shca_hca_cq {
 	u32 eqn;			/* completion EQ (events: later) */
 	refcount_t users;
 	struct completion free;
+	struct rcu_head rcu;
 	/* eng: producer state, under lock */
 	spinlock_t lock;
 	u32 pi;				/* CQEs written so far */
@@ -116,14 +128,15 @@ struct shca_hca_qp {
 	struct shca_hca_cq *recv_cq;
 	/* cmd: queue memory, fixed at CREATE_QP */
 	void *sq_buf;			/* sq_wqebb_cnt * 64 bytes */
-	u32 sq_wqebb_cnt;		/* power of two */
+	u32 sq_wqebb_cnt;		/* power of two, >= 1 */
 	void *rq_buf;
-	u32 rq_wqe_cnt;			/* power of two */
+	u32 rq_wqe_cnt;			/* power of two, or 0: no RQ */
 	u32 rq_wqe_shift;
 	struct softhca_qp_dbr *dbr;
 	u32 flags;			/* SHCA_QP_* */
 	refcount_t users;
 	struct completion free;
+	struct rcu_head rcu;
 
 	/* cmd: attributes and state, changed under lock */
 	spinlock_t lock;
@@ -133,6 +146,7 @@ struct shca_hca_qp {
 	/* eng: execution state, see engine.c (under lock unless noted) */
 	u16 sq_ci;			/* next WQEBB the engine executes */
 	u16 rq_ci;			/* next RQ WQE the responder takes */
+	bool sq_draining;		/* SQD and WQEs still outstanding */
 	struct list_head eng_node;	/* on the engine's active list */
 	struct shca_engine_qp *eng;
 };
@@ -148,7 +162,19 @@ void shca_qp_put(struct shca_hca_qp *qp);
  */
 void shca_engine_qp_state_changed(struct shca_hca_qp *qp,
 				  enum shca_qp_state old_state);
-/* Engine bookkeeping for a new / dying QP (before free). May sleep. */
+/*
+ * Engine bookkeeping for a new / dying QP. May sleep.
+ * CREATE_QP: the QPN is reserved (shca_qp_get() cannot find the QP yet),
+ * every cmd field is set, state RESET, then shca_engine_qp_init(); on
+ * success the QP is published.
+ * DESTROY_QP: (1) state -> RESET under qp->lock and
+ * shca_engine_qp_state_changed(qp, old) (the engine forgets it, as on any
+ * move to RESET), (2) the QPN is erased (no new lookups), (3) wait until
+ * every reference taken with shca_qp_get()/shca_fabric_find_qp() is put:
+ * the engine must not hold one for the list membership itself, (4)
+ * shca_engine_qp_fini(), (5) CQ references put, memory freed after an RCU
+ * grace period. The driver frees the queue memory after DESTROY_QP returns.
+ */
 int shca_engine_qp_init(struct shca_hca_qp *qp);
 void shca_engine_qp_fini(struct shca_hca_qp *qp);
 
@@ -157,6 +183,10 @@ int shca_engine_hca_init(struct shca_hca *hca);
 void shca_engine_hca_fini(struct shca_hca *hca);
 
 /* ---- Local fabric (gid.c) --------------------------------------------- */
+
+/* hca.c: join / leave the local fabric (may sleep). */
+void shca_fabric_add(struct shca_hca *hca);
+void shca_fabric_del(struct shca_hca *hca);
 
 /*
  * Find the QP that a packet to @dgid / @dqpn would reach on this host, with
