@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca HCA model: the one CQE writer, and the builders of the CQEs the
+ * engine writes. Layout and owner-bit rules: Documentation/queue-formats.md.
+ *
+ * Every CQE goes through shca_cqe_write(): under the CQ's producer lock it
+ * checks for overrun against the consumer index the provider left in the
+ * CQ doorbell record (a hint: it is only compared, never used to address
+ * memory), writes the 63 bytes before op_own, issues a write barrier and
+ * stores op_own last with the owner bit of the producer's lap.
+ */
+#include <linux/string.h>
+
+#include "engine.h"
+
+/*
+ * Vendor syndromes (ibv_wc.vendor_err) reported with each syndrome. They
+ * are modelled on the values ConnectX adapters report for the same errors;
+ * nothing should depend on them beyond "non-zero on error".
+ */
+static u8 shca_vendor_err(u8 syndrome)
+{
+	switch (syndrome) {
+	case SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR:		return 0x69;
+	case SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR:		return 0x68;
+	case SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR:		return 0x56;
+	case SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR:			return 0xf9;
+	case SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR:		return 0x8a;
+	case SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR:		return 0x88;
+	case SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR:		return 0x89;
+	case SOFTHCA_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR:	return 0x81;
+	case SOFTHCA_CQE_SYNDROME_RNR_RETRY_EXC_ERR:		return 0x82;
+	default:						return 0;
+	}
+}
+
+/* A successful requester CQE for @wqe of @qp. */
+void shca_cqe_init_req(struct softhca_cqe *cqe, struct shca_hca_qp *qp,
+		       const struct shca_wqe *wqe, u32 byte_cnt)
+{
+	memset(cqe, 0, sizeof(*cqe));
+	cqe->byte_cnt = cpu_to_be32(byte_cnt);
+	cqe->sop_drop_qpn = cpu_to_be32((u32)wqe->opcode <<
+					SOFTHCA_CQE_WQE_OPCODE_SHIFT |
+					(qp->qpn & SOFTHCA_24BIT_MASK));
+	cqe->wqe_counter = cpu_to_be16(wqe->idx);
+	cqe->op_own = SOFTHCA_CQE_REQ << SOFTHCA_CQE_OPCODE_SHIFT;
+}
+
+/*
+ * An error CQE: @cqe_opcode is SOFTHCA_CQE_REQ_ERR (send queue) or
+ * SOFTHCA_CQE_RESP_ERR (receive queue); @wqe_counter the index of the WQE
+ * it completes.
+ */
+void shca_cqe_init_err(struct softhca_cqe *cqe, u8 cqe_opcode, u32 qpn,
+		       u8 wqe_opcode, u16 wqe_counter, u8 syndrome)
+{
+	memset(cqe, 0, sizeof(*cqe));
+	cqe->syndrome = syndrome;
+	cqe->vendor_err_synd = shca_vendor_err(syndrome);
+	cqe->sop_drop_qpn = cpu_to_be32((u32)wqe_opcode <<
+					SOFTHCA_CQE_WQE_OPCODE_SHIFT |
+					(qpn & SOFTHCA_24BIT_MASK));
+	cqe->wqe_counter = cpu_to_be16(wqe_counter);
+	cqe->op_own = cqe_opcode << SOFTHCA_CQE_OPCODE_SHIFT;
+}
+
+/*
+ * The CQ just entered error (overrun). Hook for the async EQ: a CQ_ERROR
+ * EQE with SOFTHCA_CQ_ERROR_SYNDROME_OVERRUN (IBV_EVENT_CQ_ERR) is raised
+ * here once EQs exist. Called without cq->lock.
+ */
+static void shca_cq_error(struct shca_hca_cq *cq)
+{
+	pr_debug("softhca: CQ 0x%x overrun, CQ in error\n", cq->cqn);
+}
+
+int shca_cqe_write(struct shca_hca_cq *cq, const struct softhca_cqe *cqe)
+{
+	u32 cnt = 1U << cq->log_size;
+	struct softhca_cqe *slot;
+	u32 pi, ci;
+
+	spin_lock(&cq->lock);
+	if (unlikely(cq->overrun)) {
+		spin_unlock(&cq->lock);
+		return -ENOSPC;
+	}
+	pi = cq->pi;
+	/*
+	 * Entries pi - cnt and older must have been consumed. set_ci is the
+	 * provider's 24-bit consumer index; one that claims more than was
+	 * produced makes the distance huge, which is an overrun too. The
+	 * stores below depend on this load (control dependency), so the slot
+	 * is not overwritten before the consumer said it was done with it.
+	 */
+	ci = be32_to_cpu(READ_ONCE(cq->dbr->set_ci)) & SOFTHCA_CQ_DB_CI_MASK;
+	if (unlikely(((pi - ci) & SOFTHCA_CQ_DB_CI_MASK) >= cnt)) {
+		cq->overrun = true;
+		spin_unlock(&cq->lock);
+		shca_cq_error(cq);
+		return -ENOSPC;
+	}
+
+	slot = &cq->ring[pi & (cnt - 1)];
+	memcpy(slot, cqe, offsetof(struct softhca_cqe, op_own));
+	/* The whole CQE (and the data it reports) before its owner byte. */
+	smp_wmb();
+	WRITE_ONCE(slot->op_own, (cqe->op_own & ~SOFTHCA_CQE_OWNER_MASK) |
+				 ((pi & cnt) ? 1 : 0));
+	cq->pi = pi + 1;
+	spin_unlock(&cq->lock);
+	/* Next issue: CQ arm state, EQE and vector raise go here. */
+	return 0;
+}
