@@ -1,0 +1,719 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca HCA model: the engine. It takes doorbells and executes send
+ * queues (requester.c, responder.c), flushes QPs in ERR and retries WQEs
+ * waiting for an RNR or ACK timer. See Documentation/engine.md.
+ *
+ * One engine thread serves every HCA of the module: requester and
+ * responder of a local transfer may sit on two devices, and on a small
+ * machine one polling thread is all the CPU the engine should take. While
+ * work flows it polls the send doorbell records (the truth; a UAR store is
+ * never looked at) of every QP, with no system call from the application.
+ * When idle for engine_idle_us, or when another task has wanted its CPU
+ * for engine_yield_us, it sets SOFTHCA_ENGINE_NEED_WAKEUP in every HCA's
+ * engine page, issues a full barrier, re-checks every doorbell and only
+ * then sleeps. A provider that rang a doorbell issues a full barrier, loads
+ * the flag and, if set, makes the ENGINE_WAKE call: shca_hca_wake() runs
+ * the pending work in the caller's context and, if the calls keep coming,
+ * restarts the polling thread.
+ *
+ * Any executor (the thread, a wake-up caller, a firmware command) runs a QP
+ * only with its exec_lock, which is trylocked: whoever holds it re-checks
+ * the QP's doorbells after unlocking, so a doorbell seen by a caller that
+ * failed the trylock is never left behind.
+ */
+#include <linux/hrtimer.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/sched/stat.h>
+#include <linux/slab.h>
+
+#include "engine.h"
+
+static unsigned int engine_idle_us = 100;
+module_param(engine_idle_us, uint, 0644);
+MODULE_PARM_DESC(engine_idle_us,
+		 "Engine keeps polling this long after the last work, then sleeps (default 100)");
+
+static unsigned int engine_yield_us = 20;
+module_param(engine_yield_us, uint, 0644);
+MODULE_PARM_DESC(engine_yield_us,
+		 "Engine backs off when another task has wanted its CPU this long (default 20)");
+
+static unsigned int engine_backoff_us = 1000;
+module_param(engine_backoff_us, uint, 0644);
+MODULE_PARM_DESC(engine_backoff_us,
+		 "Engine sleeps this long when it backs off; wake-up calls carry the work meanwhile (default 1000)");
+
+static unsigned int engine_wake_window_us = 1000;
+module_param(engine_wake_window_us, uint, 0644);
+MODULE_PARM_DESC(engine_wake_window_us,
+		 "Two wake-up calls within this time restart the polling thread (default 1000)");
+
+static bool engine_poll = true;
+module_param(engine_poll, bool, 0644);
+MODULE_PARM_DESC(engine_poll,
+		 "Poll doorbells while traffic flows (default 1); 0: every post goes through the wake-up call");
+
+#define SHCA_QP_BUDGET		64	/* WQEs of one QP per turn */
+#define SHCA_FLUSH_BUDGET	1024	/* flush CQEs of one queue per turn */
+#define SHCA_RECHECK_TRIES	4	/* re-runs of a QP by a non-engine executor */
+#define SHCA_ERR_POLL_NS	(10 * NSEC_PER_MSEC)
+#define SHCA_SLEEP_SLACK_NS	(5 * NSEC_PER_USEC)
+
+DEFINE_SRCU(shca_engine_srcu);
+
+enum shca_engine_state {
+	SHCA_ENG_POLLING,
+	SHCA_ENG_IDLE,		/* asleep until a wake-up call or a timer */
+	SHCA_ENG_BACKOFF,	/* asleep for engine_backoff_us: CPU wanted */
+};
+
+static struct {
+	struct mutex lock;		/* start/stop; writers of @hcas */
+	struct list_head hcas;		/* struct shca_engine_hca, SRCU */
+	unsigned int nr_hcas;
+	struct task_struct *task;
+	struct shca_exec_ctx *ctx;	/* the thread's */
+	int state;			/* enum shca_engine_state, by the thread */
+	atomic_t kick;			/* "go back to polling" */
+	atomic64_t last_wake;		/* ktime ns of the last wake-up call */
+} shca_eng = {
+	.lock = __MUTEX_INITIALIZER(shca_eng.lock),
+	.hcas = LIST_HEAD_INIT(shca_eng.hcas),
+};
+
+/* What a look over the QPs found besides work to do. */
+struct shca_scan {
+	s64 now;
+	s64 next;		/* earliest retry deadline ahead, or S64_MAX */
+	bool err_qps;		/* some QP is in ERR: its RQ may be posted to */
+};
+
+static void shca_scan_init(struct shca_scan *scan)
+{
+	scan->now = ktime_get_ns();
+	scan->next = S64_MAX;
+	scan->err_qps = false;
+}
+
+/*
+ * Would running @qp make progress now? Lockless: reads the doorbell records
+ * and the engine's consumer counters.
+ */
+static bool shca_qp_has_work(struct shca_hca_qp *qp, struct shca_scan *scan)
+{
+	enum shca_qp_state state = READ_ONCE(qp->state);
+	struct shca_engine_qp *e = qp->eng;
+	s64 until;
+
+	switch (state) {
+	case SHCA_QPS_RTS:
+	case SHCA_QPS_SQD:
+		if (shca_sq_posted(qp) == READ_ONCE(qp->sq_ci))
+			return false;
+		until = READ_ONCE(e->wait_until);
+		if (until) {
+			if (scan->now < until) {
+				scan->next = min(scan->next, until);
+				return false;
+			}
+			return true;
+		}
+		/* SQD: a WQE not started yet is not started. */
+		return state == SHCA_QPS_RTS;
+	case SHCA_QPS_ERR:
+		scan->err_qps = true;
+		return shca_sq_posted(qp) != READ_ONCE(qp->sq_ci) ||
+		       (qp->rq_wqe_cnt &&
+			shca_rq_posted(qp) != READ_ONCE(qp->rq_ci));
+	default:
+		return false;
+	}
+}
+
+void shca_qp_set_err(struct shca_hca_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state != SHCA_QPS_RESET)
+		qp->state = SHCA_QPS_ERR;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	shca_engine_timer_changed();
+	/* Next issue: the affiliated async event of the error goes here. */
+}
+
+void shca_engine_kick(void)
+{
+	struct task_struct *task;
+
+	atomic_set(&shca_eng.kick, 1);
+	/* shca_engine_stop() clears task, then waits for RCU readers. */
+	rcu_read_lock();
+	task = READ_ONCE(shca_eng.task);
+	if (task)
+		wake_up_process(task);
+	rcu_read_unlock();
+}
+
+/*
+ * A QP started waiting for a timer, or went to ERR (its RQ is then watched
+ * on a slow timer): a sleeping engine thread must recompute its timeout.
+ * The caller's store (wait_until, state) before our load of the engine's
+ * state; pairs with the barrier between the thread's state store and its
+ * scan in shca_engine_sleep(), so one of the two sees the other.
+ */
+void shca_engine_timer_changed(void)
+{
+	struct task_struct *task;
+
+	/* The caller's wait_until or state store, then the engine's state. */
+	smp_mb();
+	if (READ_ONCE(shca_eng.state) == SHCA_ENG_POLLING)
+		return;
+	rcu_read_lock();
+	task = READ_ONCE(shca_eng.task);
+	if (task)
+		wake_up_process(task);
+	rcu_read_unlock();
+}
+
+/* An error moved @qp (not the one executing) to ERR: flush it soon. */
+void shca_engine_defer(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp)
+{
+	if (!ctx->deferred) {
+		refcount_inc(&qp->users);	/* the caller holds one */
+		ctx->deferred = qp;
+	} else if (ctx->deferred != qp) {
+		shca_engine_kick();
+	}
+}
+
+/* Execute (or flush) @qp's queues; under exec_lock. */
+static bool shca_qp_exec(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
+			 bool *flush)
+{
+	struct shca_engine_qp *e = qp->eng;
+	unsigned int budget = SHCA_QP_BUDGET;
+	s64 now = ktime_get_ns();
+	bool progress = false;
+
+	while (budget--) {
+		enum shca_qp_state state = READ_ONCE(qp->state);
+		u16 posted = shca_sq_posted(qp);
+
+		if (state == SHCA_QPS_ERR) {
+			*flush = true;
+			if (posted != qp->sq_ci) {
+				shca_sq_flush(qp, posted, SHCA_FLUSH_BUDGET);
+				progress = true;
+			}
+			break;
+		}
+		if (posted == qp->sq_ci)
+			break;
+		if (state != SHCA_QPS_RTS &&
+		    !(state == SHCA_QPS_SQD && e->wait_kind != SHCA_WAIT_NONE))
+			break;
+		/* The doorbell record, then the WQEs it covers. */
+		smp_rmb();
+		if (shca_sq_step(ctx, qp, posted, now) != SHCA_STEP_DONE)
+			break;
+		progress = true;
+	}
+	return progress;
+}
+
+static bool shca_run_qp(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp);
+
+static void shca_run_deferred(struct shca_exec_ctx *ctx)
+{
+	struct shca_hca_qp *qp;
+
+	while ((qp = ctx->deferred)) {
+		ctx->deferred = NULL;
+		shca_run_qp(ctx, qp);
+		shca_qp_put(qp);
+	}
+}
+
+/*
+ * Run @qp if no other executor is running it. The engine thread polls, so
+ * it comes back on its own; any other executor re-checks after unlocking,
+ * and leaves a QP with endless traffic to the engine thread.
+ */
+static bool shca_run_qp(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp)
+{
+	struct shca_engine_qp *e = qp->eng;
+	unsigned int tries = SHCA_RECHECK_TRIES;
+	struct shca_scan scan;
+	bool progress = false;
+
+	for (;;) {
+		bool flush = false;
+
+		/*
+		 * Our doorbell loads vs. the holder's unlock and re-check: one
+		 * of the two sees the other (both sides have a full barrier).
+		 */
+		smp_mb();
+		if (!mutex_trylock(&e->exec_lock))
+			break;
+		progress |= shca_qp_exec(ctx, qp, &flush);
+		mutex_unlock(&e->exec_lock);
+		if (flush && qp->rq_wqe_cnt &&
+		    shca_rq_posted(qp) != READ_ONCE(qp->rq_ci)) {
+			shca_rq_flush(qp, SHCA_FLUSH_BUDGET);
+			progress = true;
+		}
+		shca_run_deferred(ctx);
+		if (ctx->engine)
+			break;
+		/* Our unlock before the doorbell loads of the re-check. */
+		smp_mb();
+		shca_scan_init(&scan);
+		if (!shca_qp_has_work(qp, &scan))
+			break;
+		if (!--tries) {
+			shca_engine_kick();
+			break;
+		}
+	}
+	return progress;
+}
+
+/* One turn over every QP of @eh. */
+static bool shca_engine_pass_hca(struct shca_exec_ctx *ctx,
+				 struct shca_engine_hca *eh,
+				 struct shca_scan *scan)
+{
+	struct shca_hca_qp *qp;
+	bool progress = false;
+
+	list_for_each_entry_srcu(qp, &eh->qps, eng_node,
+				 srcu_read_lock_held(&shca_engine_srcu)) {
+		if (!shca_qp_has_work(qp, scan))
+			continue;
+		if (!refcount_inc_not_zero(&qp->users))
+			continue;		/* being destroyed */
+		progress |= shca_run_qp(ctx, qp);
+		shca_qp_put(qp);
+	}
+	return progress;
+}
+
+/* One turn over every QP of every HCA. */
+static bool shca_engine_pass(struct shca_exec_ctx *ctx, struct shca_scan *scan)
+{
+	struct shca_engine_hca *eh;
+	bool progress = false;
+	int idx;
+
+	shca_scan_init(scan);
+	idx = srcu_read_lock(&shca_engine_srcu);
+	list_for_each_entry_srcu(eh, &shca_eng.hcas, node,
+				 srcu_read_lock_held(&shca_engine_srcu))
+		progress |= shca_engine_pass_hca(ctx, eh, scan);
+	srcu_read_unlock(&shca_engine_srcu, idx);
+	return progress;
+}
+
+/* Is there work anywhere? Executes nothing. */
+static bool shca_engine_scan(struct shca_scan *scan)
+{
+	struct shca_engine_hca *eh;
+	struct shca_hca_qp *qp;
+	bool work = false;
+	int idx;
+
+	shca_scan_init(scan);
+	idx = srcu_read_lock(&shca_engine_srcu);
+	list_for_each_entry_srcu(eh, &shca_eng.hcas, node,
+				 srcu_read_lock_held(&shca_engine_srcu)) {
+		list_for_each_entry_srcu(qp, &eh->qps, eng_node,
+					 srcu_read_lock_held(&shca_engine_srcu))
+			work |= shca_qp_has_work(qp, scan);
+	}
+	srcu_read_unlock(&shca_engine_srcu, idx);
+	return work;
+}
+
+static void shca_engine_set_need_wakeup(bool on)
+{
+	struct shca_engine_hca *eh;
+	int idx;
+
+	idx = srcu_read_lock(&shca_engine_srcu);
+	list_for_each_entry_srcu(eh, &shca_eng.hcas, node,
+				 srcu_read_lock_held(&shca_engine_srcu))
+		WRITE_ONCE(eh->page->flags,
+			   on ? SOFTHCA_ENGINE_NEED_WAKEUP : 0);
+	srcu_read_unlock(&shca_engine_srcu, idx);
+}
+
+static bool shca_engine_contended(void)
+{
+	return need_resched() || !single_task_running();
+}
+
+static bool shca_engine_stop_sleeping(void)
+{
+	return kthread_should_stop() || atomic_read(&shca_eng.kick);
+}
+
+/*
+ * Sleep with NEED_WAKEUP set until a wake-up call asks for polling again
+ * (IDLE), or until the CPU is free again (BACKOFF). Timers (retries, ERR
+ * queues) are served on the way, with the flag still set.
+ */
+static void shca_engine_sleep(struct shca_exec_ctx *ctx,
+			      enum shca_engine_state why)
+{
+	struct shca_scan scan;
+	bool first = true;
+	ktime_t until;
+	s64 next;
+
+	WRITE_ONCE(shca_eng.state, why);
+	shca_engine_set_need_wakeup(true);
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		/*
+		 * NEED_WAKEUP (and our state) before the doorbell loads of the
+		 * re-check; pairs with the provider's full barrier between its
+		 * doorbell store and its load of the flag: either the provider
+		 * sees the flag and calls, or the re-check sees its doorbell.
+		 * Likewise with shca_engine_timer_changed() for deadlines.
+		 */
+		smp_mb();
+		if (shca_engine_stop_sleeping())
+			break;
+		if (shca_engine_scan(&scan)) {
+			__set_current_state(TASK_RUNNING);
+			/* Rung before the flag was up: back to polling. */
+			if (first && why == SHCA_ENG_IDLE)
+				break;
+			/* Expired retries, ERR queues, stragglers: run them. */
+			if (shca_engine_pass(ctx, &scan) &&
+			    why == SHCA_ENG_IDLE && READ_ONCE(engine_poll))
+				break;		/* traffic again */
+			first = false;
+			continue;
+		}
+		first = false;
+		next = scan.next;
+		if (scan.err_qps)
+			next = min_t(s64, next, scan.now + SHCA_ERR_POLL_NS);
+		if (why == SHCA_ENG_BACKOFF)
+			next = min_t(s64, next, scan.now +
+				     (s64)READ_ONCE(engine_backoff_us) *
+				     NSEC_PER_USEC);
+		if (next == S64_MAX) {
+			schedule();
+		} else {
+			until = ns_to_ktime(next);
+			schedule_hrtimeout_range(&until, SHCA_SLEEP_SLACK_NS,
+						 HRTIMER_MODE_ABS);
+		}
+		__set_current_state(TASK_RUNNING);
+		if (why == SHCA_ENG_BACKOFF && !shca_engine_contended())
+			break;
+	}
+	__set_current_state(TASK_RUNNING);
+	shca_engine_set_need_wakeup(false);
+	WRITE_ONCE(shca_eng.state, SHCA_ENG_POLLING);
+}
+
+/*
+ * The engine thread. It never gives up its CPU with NEED_WAKEUP clear: a
+ * post made while it is off the CPU would wait for its next time slice.
+ * So when the scheduler wants the CPU (need_resched) it backs off at once,
+ * and when another task is runnable on its CPU for engine_yield_us it
+ * backs off too; the flag is up while it sleeps, and the wake-up calls
+ * carry the work.
+ */
+static int shca_engine_thread(void *data)
+{
+	struct shca_exec_ctx *ctx = data;
+	s64 last_work, now, contended_since = 0;
+	struct shca_scan scan;
+
+	last_work = ktime_get_ns();
+	while (!kthread_should_stop()) {
+		if (atomic_xchg(&shca_eng.kick, 0))
+			shca_engine_set_need_wakeup(false);
+		if (shca_engine_pass(ctx, &scan))
+			last_work = scan.now;
+		now = ktime_get_ns();
+
+		if (!READ_ONCE(engine_poll) || now - last_work >
+		    (s64)READ_ONCE(engine_idle_us) * NSEC_PER_USEC) {
+			shca_engine_sleep(ctx, SHCA_ENG_IDLE);
+			goto slept;
+		}
+		if (need_resched()) {
+			shca_engine_sleep(ctx, SHCA_ENG_BACKOFF);
+			goto slept;
+		}
+		if (!single_task_running()) {
+			if (!contended_since) {
+				contended_since = now;
+			} else if (now - contended_since >
+				   (s64)READ_ONCE(engine_yield_us) *
+				   NSEC_PER_USEC) {
+				shca_engine_sleep(ctx, SHCA_ENG_BACKOFF);
+				goto slept;
+			}
+		} else {
+			contended_since = 0;
+		}
+		/* A quiescent state for RCU-tasks; reschedules nothing here. */
+		cond_resched_tasks_rcu_qs();
+		continue;
+slept:
+		last_work = ktime_get_ns();
+		contended_since = 0;
+	}
+	return 0;
+}
+
+/* ---- wake-up call (ENGINE_WAKE) ----------------------------------------- */
+
+static struct shca_exec_ctx *shca_ctx_get(struct shca_engine_hca *eh)
+{
+	struct shca_exec_ctx *ctx = xchg(&eh->spare_ctx, NULL);
+
+	if (!ctx)
+		ctx = kmalloc(sizeof(*ctx), GFP_KERNEL);
+	if (ctx) {
+		ctx->engine = false;
+		ctx->deferred = NULL;
+	}
+	return ctx;
+}
+
+static void shca_ctx_put(struct shca_engine_hca *eh, struct shca_exec_ctx *ctx)
+{
+	if (cmpxchg(&eh->spare_ctx, NULL, ctx))
+		kfree(ctx);
+}
+
+void shca_hca_wake(struct shca_hca *hca)
+{
+	struct shca_engine_hca *eh = hca->eng;
+	struct shca_exec_ctx *ctx;
+	struct shca_scan scan;
+	s64 prev;
+	int idx;
+
+	ctx = shca_ctx_get(eh);
+	if (!ctx) {
+		shca_engine_kick();
+		return;
+	}
+	/* The doorbells the caller (or anyone) stored before calling. */
+	smp_mb();
+	shca_scan_init(&scan);
+	idx = srcu_read_lock(&shca_engine_srcu);
+	shca_engine_pass_hca(ctx, eh, &scan);
+	srcu_read_unlock(&shca_engine_srcu, idx);
+	shca_ctx_put(eh, ctx);
+
+	/* Traffic continues: hand the stream back to the polling thread. */
+	if (READ_ONCE(shca_eng.state) == SHCA_ENG_IDLE &&
+	    READ_ONCE(engine_poll)) {
+		prev = atomic64_xchg(&shca_eng.last_wake, scan.now);
+		if (scan.now - prev <
+		    (s64)READ_ONCE(engine_wake_window_us) * NSEC_PER_USEC)
+			shca_engine_kick();
+	}
+}
+
+/* ---- HCA and QP bookkeeping --------------------------------------------- */
+
+static int shca_engine_start(void)
+{
+	struct task_struct *task;
+	struct shca_exec_ctx *ctx;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	ctx->engine = true;
+	atomic_set(&shca_eng.kick, 0);
+	WRITE_ONCE(shca_eng.state, SHCA_ENG_POLLING);
+	task = kthread_run(shca_engine_thread, ctx, "softhca_engine");
+	if (IS_ERR(task)) {
+		kfree(ctx);
+		return PTR_ERR(task);
+	}
+	shca_eng.ctx = ctx;
+	WRITE_ONCE(shca_eng.task, task);
+	return 0;
+}
+
+static void shca_engine_stop(void)
+{
+	struct task_struct *task = shca_eng.task;
+
+	WRITE_ONCE(shca_eng.task, NULL);
+	synchronize_rcu();
+	kthread_stop(task);
+	kfree(shca_eng.ctx);
+	shca_eng.ctx = NULL;
+}
+
+int shca_engine_hca_init(struct shca_hca *hca)
+{
+	struct shca_engine_hca *eh;
+	int err = 0;
+
+	if (hca->caps->max_wqe_size > SHCA_ENG_WQE_MAX ||
+	    hca->caps->max_send_sge > SHCA_ENG_SGE_MAX ||
+	    hca->caps->max_recv_sge > SHCA_ENG_SGE_MAX ||
+	    hca->caps->max_sge_rd > SHCA_ENG_SGE_MAX)
+		return -EINVAL;
+
+	eh = kzalloc(sizeof(*eh), GFP_KERNEL);
+	if (!eh)
+		return -ENOMEM;
+	eh->hca = hca;
+	spin_lock_init(&eh->qps_lock);
+	INIT_LIST_HEAD(&eh->qps);
+	if (!hca->engine_page) {
+		kfree(eh);
+		return -EINVAL;
+	}
+	eh->page = page_address(hca->engine_page);
+	/* Until the thread says otherwise, every doorbell calls. */
+	WRITE_ONCE(eh->page->flags, SOFTHCA_ENGINE_NEED_WAKEUP);
+
+	mutex_lock(&shca_eng.lock);
+	if (!shca_eng.nr_hcas)
+		err = shca_engine_start();
+	if (!err) {
+		shca_eng.nr_hcas++;
+		hca->eng = eh;
+		list_add_tail_rcu(&eh->node, &shca_eng.hcas);
+	}
+	mutex_unlock(&shca_eng.lock);
+	if (err) {
+		kfree(eh);
+		return err;
+	}
+	shca_engine_kick();
+	return 0;
+}
+
+void shca_engine_hca_fini(struct shca_hca *hca)
+{
+	struct shca_engine_hca *eh = hca->eng;
+
+	if (!eh)
+		return;
+	mutex_lock(&shca_eng.lock);
+	list_del_rcu(&eh->node);
+	synchronize_srcu(&shca_engine_srcu);
+	if (!--shca_eng.nr_hcas)
+		shca_engine_stop();
+	mutex_unlock(&shca_eng.lock);
+
+	WARN_ON_ONCE(!list_empty(&eh->qps));
+	kfree(eh->spare_ctx);
+	hca->eng = NULL;
+	kfree(eh);
+}
+
+int shca_engine_qp_init(struct shca_hca_qp *qp)
+{
+	struct shca_engine_hca *eh = qp->hca->eng;
+	struct shca_engine_qp *e;
+
+	if (qp->rq_wqe_cnt &&
+	    (qp->rq_wqe_shift < SOFTHCA_DS_SHIFT ||
+	     (1U << qp->rq_wqe_shift) > SHCA_ENG_RWQE_MAX))
+		return -EINVAL;
+
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	e->qp = qp;
+	mutex_init(&e->exec_lock);
+	mutex_init(&e->resp_lock);
+	qp->eng = e;
+	qp->sq_ci = 0;
+	qp->rq_ci = 0;
+
+	spin_lock(&eh->qps_lock);
+	list_add_tail_rcu(&qp->eng_node, &eh->qps);
+	spin_unlock(&eh->qps_lock);
+	return 0;
+}
+
+void shca_engine_qp_fini(struct shca_hca_qp *qp)
+{
+	struct shca_engine_hca *eh = qp->hca->eng;
+	struct shca_engine_qp *e = qp->eng;
+
+	if (!e)
+		return;
+	spin_lock(&eh->qps_lock);
+	list_del_rcu(&qp->eng_node);
+	spin_unlock(&eh->qps_lock);
+	/* Every executor runs inside the SRCU read side. */
+	synchronize_srcu_expedited(&shca_engine_srcu);
+	mutex_destroy(&e->resp_lock);
+	mutex_destroy(&e->exec_lock);
+	qp->eng = NULL;
+	kfree(e);
+}
+
+/* Run @qp in the caller's context (a firmware command). */
+static void shca_engine_run_now(struct shca_hca_qp *qp)
+{
+	struct shca_engine_hca *eh = qp->hca->eng;
+	struct shca_exec_ctx *ctx;
+	int idx;
+
+	ctx = shca_ctx_get(eh);
+	if (!ctx) {
+		shca_engine_kick();
+		return;
+	}
+	idx = srcu_read_lock(&shca_engine_srcu);
+	shca_run_qp(ctx, qp);
+	srcu_read_unlock(&shca_engine_srcu, idx);
+	shca_ctx_put(eh, ctx);
+}
+
+void shca_engine_qp_state_changed(struct shca_hca_qp *qp,
+				  enum shca_qp_state old_state)
+{
+	struct shca_engine_qp *e = qp->eng;
+
+	switch (READ_ONCE(qp->state)) {
+	case SHCA_QPS_RESET:
+		/* Forget both queues; the provider starts over from 0. */
+		mutex_lock(&e->exec_lock);
+		mutex_lock(&e->resp_lock);
+		qp->sq_ci = 0;
+		qp->rq_ci = 0;
+		shca_wait_clear(qp);
+		WRITE_ONCE(qp->dbr->rcv_counter, 0);
+		WRITE_ONCE(qp->dbr->snd_counter, 0);
+		mutex_unlock(&e->resp_lock);
+		mutex_unlock(&e->exec_lock);
+		break;
+	case SHCA_QPS_RTS:
+		/* WQEs posted before RTS start now. */
+	case SHCA_QPS_ERR:
+		/* Flush what is outstanding. */
+		shca_engine_run_now(qp);
+		break;
+	default:
+		break;
+	}
+}

@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca HCA model: the requester. One step executes the send WQE at the
+ * QP's sq_ci: copy it out of the SQ ring once (following the ring wrap),
+ * validate only the copy, take the local MKeys, hand the request to the
+ * responder QP on the local fabric and complete it (CQE), wait for a retry
+ * (RNR NAK, no answer) or fail it (error CQE, QP to ERR). The scatter/gather
+ * helpers that move the data for both sides are here too.
+ *
+ * Called with the QP's exec_lock held (engine.c), in process context.
+ */
+#include <linux/highmem.h>
+#include <linux/kernel.h>
+#include <linux/sched.h>
+#include <linux/string.h>
+
+#include "engine.h"
+
+/* Retry period of a requester whose local ACK timeout is 0 (infinite). */
+#define SHCA_INFINITE_RETRY_NS	(100 * NSEC_PER_MSEC)
+
+/* IB RNR NAK timer encoding (min_rnr_timer) in units of 10 us. */
+static const u32 shca_rnr_timer_10us[32] = {
+	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
+	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
+	12288, 16384, 24576, 32768, 49152,
+};
+
+static u8 shca_xor(const u8 *p, size_t len)
+{
+	u8 x = 0;
+
+	while (len--)
+		x ^= *p++;
+	return x;
+}
+
+/* Copy @len bytes of the SQ ring from byte offset @off, following the wrap. */
+static void shca_sq_copy(struct shca_hca_qp *qp, void *dst, u32 off, u32 len)
+{
+	u32 size = qp->sq_wqebb_cnt << SOFTHCA_SEND_WQE_SHIFT;
+	u32 n;
+
+	off &= size - 1;
+	n = min(len, size - off);
+	memcpy(dst, qp->sq_buf + off, n);
+	if (len > n)
+		memcpy(dst + n, qp->sq_buf, len - n);
+}
+
+static u32 shca_ds_to_nbb(u32 ds)
+{
+	return DIV_ROUND_UP(ds * SOFTHCA_DS_SIZE, SOFTHCA_SEND_WQE_BB);
+}
+
+/* WQEBBs a WQE of @ds may occupy when @avail are posted. */
+static u32 shca_max_nbb(struct shca_hca_qp *qp, u16 avail)
+{
+	u32 max = min_t(u32, qp->hca->caps->max_wqe_size, SHCA_ENG_WQE_MAX) /
+		  SOFTHCA_SEND_WQE_BB;
+
+	return min3(max, (u32)avail, qp->sq_wqebb_cnt);
+}
+
+/* Everything after the control (and remote address) segment. */
+static int shca_wqe_parse_data(struct shca_hca_qp *qp, struct shca_wqe *w,
+			       const u8 *buf, u32 seg, bool inl_ok,
+			       u32 max_sge)
+{
+	const struct shca_caps *caps = qp->hca->caps;
+	const struct softhca_wqe_data_seg *d;
+	u32 first, len, i;
+
+	if (seg == w->ds)
+		return 0;			/* zero-length message */
+
+	first = be32_to_cpu(*(const __be32 *)(buf + seg * SOFTHCA_DS_SIZE));
+	if (first & SOFTHCA_INLINE_SEG) {
+		len = first & ~SOFTHCA_INLINE_SEG;
+		if (!inl_ok || len > caps->max_inline_data ||
+		    sizeof(struct softhca_wqe_inline_seg) + len >
+		    (w->ds - seg) * SOFTHCA_DS_SIZE)
+			return -EINVAL;
+		w->local.inl = buf + seg * SOFTHCA_DS_SIZE +
+			       sizeof(struct softhca_wqe_inline_seg);
+		w->local.len = len;
+		return 0;
+	}
+
+	if (w->ds - seg > min_t(u32, max_sge, SHCA_ENG_SGE_MAX))
+		return -EINVAL;
+	for (i = seg; i < w->ds; i++) {
+		struct shca_sge *sge;
+
+		d = (const void *)(buf + i * SOFTHCA_DS_SIZE);
+		len = be32_to_cpu(d->byte_count);
+		if (len & SOFTHCA_INLINE_SEG)
+			return -EINVAL;
+		if (!len)
+			continue;
+		sge = &w->local.sge[w->local.n++];
+		sge->mkey = NULL;
+		sge->key = be32_to_cpu(d->lkey);
+		sge->va = be64_to_cpu(d->addr);
+		sge->len = len;
+		w->local.len += len;
+	}
+	if (w->local.len > caps->max_msg_sz)
+		return -EINVAL;
+	return 0;
+}
+
+/* Segments of the WQE copy by opcode (Documentation/queue-formats.md). */
+static int shca_wqe_parse(struct shca_hca_qp *qp, struct shca_wqe *w,
+			  const u8 *buf)
+{
+	const struct shca_caps *caps = qp->hca->caps;
+	const struct softhca_wqe_raddr_seg *r;
+	const struct softhca_wqe_atomic_seg *a;
+	const struct softhca_wqe_data_seg *d;
+
+	switch (w->opcode) {
+	case SOFTHCA_OPCODE_NOP:
+		return 0;
+	case SOFTHCA_OPCODE_SEND:
+	case SOFTHCA_OPCODE_SEND_IMM:
+		return shca_wqe_parse_data(qp, w, buf, 1, true,
+					   caps->max_send_sge);
+	case SOFTHCA_OPCODE_RDMA_WRITE:
+	case SOFTHCA_OPCODE_RDMA_WRITE_IMM:
+	case SOFTHCA_OPCODE_RDMA_READ:
+	case SOFTHCA_OPCODE_ATOMIC_CS:
+	case SOFTHCA_OPCODE_ATOMIC_FA:
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	if (w->ds < 2)
+		return -EINVAL;
+	r = (const void *)(buf + SOFTHCA_DS_SIZE);
+	w->raddr = be64_to_cpu(r->raddr);
+	w->rkey = be32_to_cpu(r->rkey);
+
+	switch (w->opcode) {
+	case SOFTHCA_OPCODE_RDMA_WRITE:
+	case SOFTHCA_OPCODE_RDMA_WRITE_IMM:
+		return shca_wqe_parse_data(qp, w, buf, 2, true,
+					   caps->max_send_sge);
+	case SOFTHCA_OPCODE_RDMA_READ:
+		return shca_wqe_parse_data(qp, w, buf, 2, false,
+					   caps->max_sge_rd);
+	}
+
+	/* Atomics: raddr, atomic, exactly one 8-byte data pointer. */
+	if (w->ds != 4)
+		return -EINVAL;
+	a = (const void *)(buf + 2 * SOFTHCA_DS_SIZE);
+	d = (const void *)(buf + 3 * SOFTHCA_DS_SIZE);
+	w->swap_add = be64_to_cpu(a->swap_add);
+	w->compare = be64_to_cpu(a->compare);
+	if (be32_to_cpu(d->byte_count) != SOFTHCA_ATOMIC_SIZE)
+		return -EINVAL;
+	w->local.n = 1;
+	w->local.len = SOFTHCA_ATOMIC_SIZE;
+	w->local.sge[0].mkey = NULL;
+	w->local.sge[0].key = be32_to_cpu(d->lkey);
+	w->local.sge[0].va = be64_to_cpu(d->addr);
+	w->local.sge[0].len = SOFTHCA_ATOMIC_SIZE;
+	return 0;
+}
+
+/*
+ * Copy the WQE at sq_ci out of the ring into ctx->wqe_buf, once, and
+ * validate the copy into ctx->wqe. Returns 0, or -EINVAL for an invalid WQE;
+ * either way wqe->idx, opcode and nbb say what to complete and how far to
+ * step.
+ */
+static int shca_wqe_fetch(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
+			  u16 posted)
+{
+	struct softhca_wqe_ctrl_seg *ctrl = (void *)ctx->wqe_buf;
+	u16 avail = posted - qp->sq_ci;
+	struct shca_wqe *w = &ctx->wqe;
+	u32 off = (u32)qp->sq_ci << SOFTHCA_SEND_WQE_SHIFT;
+	u32 max_nbb = shca_max_nbb(qp, avail);
+	u32 v, qpn_ds, nbb;
+
+	/* The control segment never wraps: it starts a WQEBB. */
+	shca_sq_copy(qp, ctx->wqe_buf, off, SOFTHCA_SEND_WQE_BB);
+	v = be32_to_cpu(ctrl->opmod_idx_opcode);
+	qpn_ds = be32_to_cpu(ctrl->qpn_ds);
+
+	w->idx = qp->sq_ci;
+	w->opcode = v & SOFTHCA_WQE_CTRL_OPCODE_MASK;
+	w->fm_ce_se = ctrl->fm_ce_se;
+	w->imm = ctrl->imm;
+	w->ds = qpn_ds & SOFTHCA_WQE_CTRL_DS_MASK;
+	w->local.n = 0;
+	w->local.len = 0;
+	w->local.inl = NULL;
+	nbb = shca_ds_to_nbb(w->ds);
+	w->nbb = clamp_t(u32, nbb, 1, max_nbb ?: 1);
+
+	if (!w->ds || nbb > max_nbb)
+		return -EINVAL;
+	if (nbb > 1)
+		shca_sq_copy(qp, ctx->wqe_buf + SOFTHCA_SEND_WQE_BB,
+			     off + SOFTHCA_SEND_WQE_BB,
+			     (nbb - 1) * SOFTHCA_SEND_WQE_BB);
+
+	if (((v & SOFTHCA_WQE_CTRL_IDX_MASK) >> SOFTHCA_WQE_CTRL_IDX_SHIFT) !=
+	    qp->sq_ci ||
+	    qpn_ds >> SOFTHCA_WQE_CTRL_QPN_SHIFT != qp->qpn)
+		return -EINVAL;
+	if ((qp->flags & SHCA_QP_SIGNATURE) &&
+	    shca_xor(ctx->wqe_buf, w->ds * SOFTHCA_DS_SIZE) != 0xff)
+		return -EINVAL;
+	return shca_wqe_parse(qp, w, ctx->wqe_buf);
+}
+
+/* ---- scatter/gather lists ---------------------------------------------- */
+
+/*
+ * Take the MKeys of the elements covering the first @len bytes of @sgl,
+ * each for [va, va + bytes used) with @access in @pdn. On failure none is
+ * held and the error of shca_mkey_get() is returned.
+ */
+int shca_sgl_get(struct shca_hca *hca, u32 pdn, u32 access,
+		 struct shca_sgl *sgl, u64 len)
+{
+	unsigned int i;
+
+	for (i = 0; i < sgl->n && len; i++) {
+		struct shca_sge *sge = &sgl->sge[i];
+		u32 n = min_t(u64, len, sge->len);
+		struct shca_hca_mkey *mkey;
+
+		mkey = shca_mkey_get(hca, sge->key, pdn, access, sge->va, n);
+		if (IS_ERR(mkey)) {
+			shca_sgl_put(sgl);
+			return PTR_ERR(mkey);
+		}
+		sge->mkey = mkey;
+		len -= n;
+	}
+	return 0;
+}
+
+void shca_sgl_put(struct shca_sgl *sgl)
+{
+	unsigned int i;
+
+	for (i = 0; i < sgl->n; i++) {
+		if (sgl->sge[i].mkey) {
+			shca_mkey_put(sgl->sge[i].mkey);
+			sgl->sge[i].mkey = NULL;
+		}
+	}
+}
+
+/*
+ * The page of MKey memory holding @va and the offset of @va in it. The
+ * range was bounds-checked by shca_mkey_get(); an MKey maps kernel pages
+ * (page_shift is PAGE_SHIFT) and @va's offset in them is offset + va - iova.
+ */
+static struct page *shca_mkey_page(struct shca_hca_mkey *mkey, u64 va,
+				   size_t *pgoff)
+{
+	u64 off = va - mkey->iova + mkey->offset;
+
+	*pgoff = off & ~PAGE_MASK;
+	return mkey->pages[off >> PAGE_SHIFT];
+}
+
+/*
+ * Move @len bytes from the start of @src (inline payload or MKeys) to the
+ * start of @dst (MKeys): one copy, page to page. Both were sized and
+ * acquired for at least @len bytes.
+ */
+void shca_sgl_copy(struct shca_exec_ctx *ctx, struct shca_sgl *dst,
+		   const struct shca_sgl *src, u64 len)
+{
+	unsigned int si = 0, di = 0, chunks = 0;
+	u64 soff = 0, doff = 0;
+
+	while (len) {
+		const struct shca_sge *s = &src->sge[si];
+		struct shca_sge *d = &dst->sge[di];
+		struct page *dpage, *spage;
+		size_t dpg, spg, n;
+		void *dp, *sp;
+
+		if (WARN_ON_ONCE(di >= dst->n || !d->mkey ||
+				 (!src->inl && (si >= src->n || !s->mkey))))
+			return;
+		dpage = shca_mkey_page(d->mkey, d->va + doff, &dpg);
+		n = min3(len, d->len - doff, (u64)(PAGE_SIZE - dpg));
+		dp = kmap_local_page(dpage);
+		if (src->inl) {
+			memcpy(dp + dpg, src->inl + soff, n);
+		} else {
+			spage = shca_mkey_page(s->mkey, s->va + soff, &spg);
+			n = min3((u64)n, s->len - soff, (u64)(PAGE_SIZE - spg));
+			sp = kmap_local_page(spage);
+			memcpy(dp + dpg, sp + spg, n);
+			kunmap_local(sp);
+		}
+		kunmap_local(dp);
+		flush_dcache_page(dpage);
+
+		len -= n;
+		soff += n;
+		doff += n;
+		if (!src->inl && soff == s->len) {
+			si++;
+			soff = 0;
+		}
+		if (doff == d->len) {
+			di++;
+			doff = 0;
+		}
+		if (!(++chunks & 15))
+			cond_resched();
+	}
+}
+
+/* ---- one step of the send queue ---------------------------------------- */
+
+struct shca_path {
+	u8 dgid[16];
+	u32 dest_qpn;
+	u8 timeout;
+	u8 retry_cnt;
+	u8 rnr_retry;
+};
+
+static void shca_path_get(struct shca_hca_qp *qp, struct shca_path *p)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	memcpy(p->dgid, qp->attrs.dgid, sizeof(p->dgid));
+	p->dest_qpn = qp->attrs.dest_qpn;
+	p->timeout = qp->attrs.timeout;
+	p->retry_cnt = qp->attrs.retry_cnt;
+	p->rnr_retry = qp->attrs.rnr_retry;
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+/*
+ * The WQE at sq_ci waits for a timer: it has started (went out once), so
+ * an SQD drain completes it first (qp->sq_draining, read by QUERY_QP).
+ */
+static void shca_wait_set(struct shca_hca_qp *qp, enum shca_wait_kind kind,
+			  u64 delay_ns)
+{
+	struct shca_engine_qp *e = qp->eng;
+
+	e->wait_kind = kind;
+	/* Never 0: 0 means "not waiting" to the lockless readers. */
+	WRITE_ONCE(e->wait_until, (ktime_get_ns() + delay_ns) | 1);
+	WRITE_ONCE(qp->sq_draining, true);
+	shca_engine_timer_changed();
+}
+
+void shca_wait_clear(struct shca_hca_qp *qp)
+{
+	struct shca_engine_qp *e = qp->eng;
+
+	e->wait_kind = SHCA_WAIT_NONE;
+	WRITE_ONCE(e->wait_until, 0);
+	WRITE_ONCE(qp->sq_draining, false);
+}
+
+static bool shca_wqe_signaled(struct shca_hca_qp *qp, const struct shca_wqe *w)
+{
+	return (w->fm_ce_se & SOFTHCA_WQE_CTRL_CQ_UPDATE) ||
+	       (qp->flags & SHCA_QP_SQ_SIG_ALL);
+}
+
+/* Complete the current WQE successfully and step over it. */
+static void shca_sq_complete(struct shca_hca_qp *qp, const struct shca_wqe *w)
+{
+	struct softhca_cqe cqe;
+
+	shca_wait_clear(qp);
+	if (shca_wqe_signaled(qp, w)) {
+		shca_cqe_init_req(&cqe, qp, w, w->local.len);
+		if (shca_cqe_write(qp->send_cq, &cqe))
+			shca_qp_set_err(qp);
+	}
+	WRITE_ONCE(qp->sq_ci, qp->sq_ci + w->nbb);
+}
+
+/* Fail the current WQE with @syndrome, step over it, QP to ERR. */
+static void shca_sq_fail(struct shca_hca_qp *qp, const struct shca_wqe *w,
+			 u8 syndrome)
+{
+	struct softhca_cqe cqe;
+
+	shca_wait_clear(qp);
+	shca_cqe_init_err(&cqe, SOFTHCA_CQE_REQ_ERR, qp->qpn, w->opcode, w->idx,
+			  syndrome);
+	/* An overrun CQ is in error already; the QP goes to ERR anyway. */
+	shca_cqe_write(qp->send_cq, &cqe);
+	WRITE_ONCE(qp->sq_ci, qp->sq_ci + w->nbb);
+	shca_qp_set_err(qp);
+}
+
+enum shca_step shca_sq_step(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
+			    u16 posted, s64 now)
+{
+	struct shca_engine_qp *e = qp->eng;
+	struct shca_wqe *w = &ctx->wqe;
+	struct shca_hca_qp *resp;
+	struct shca_answer ans;
+	struct shca_path p;
+	u32 access;
+	int err;
+
+	if (e->wait_kind != SHCA_WAIT_NONE && now < e->wait_until)
+		return SHCA_STEP_WAIT;
+
+	if (shca_wqe_fetch(ctx, qp, posted)) {
+		shca_sq_fail(qp, w, SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+		return SHCA_STEP_DONE;
+	}
+
+	shca_path_get(qp, &p);
+	if (e->wait_kind == SHCA_WAIT_NONE) {
+		/* A new WQE: fresh retry counters. */
+		e->rnr_left = p.rnr_retry;
+		e->retry_left = p.retry_cnt;
+	} else if (e->wait_kind == SHCA_WAIT_TRANSPORT && p.timeout) {
+		/* The ACK timer expired once more. */
+		if (!e->retry_left) {
+			shca_sq_fail(qp, w,
+				     SOFTHCA_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+			return SHCA_STEP_DONE;
+		}
+		e->retry_left--;
+	}
+
+	if (w->opcode == SOFTHCA_OPCODE_NOP) {
+		shca_sq_complete(qp, w);
+		return SHCA_STEP_DONE;
+	}
+
+	/* Local checks first: nothing leaves the HCA with a bad lkey. */
+	access = w->opcode == SOFTHCA_OPCODE_RDMA_READ ||
+		 w->opcode == SOFTHCA_OPCODE_ATOMIC_CS ||
+		 w->opcode == SOFTHCA_OPCODE_ATOMIC_FA ?
+		 SHCA_ACCESS_LOCAL_WRITE : SHCA_ACCESS_LOCAL_READ;
+	err = shca_sgl_get(qp->hca, qp->pdn, access, &w->local, w->local.len);
+	if (err) {
+		shca_sq_fail(qp, w, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
+		return SHCA_STEP_DONE;
+	}
+
+	ans.kind = SHCA_ANS_NONE;
+	resp = shca_fabric_find_qp(p.dgid, p.dest_qpn);
+	if (resp) {
+		shca_resp_handle(ctx, qp, resp, &ans);
+		shca_qp_put(resp);
+	}
+	shca_sgl_put(&w->local);
+
+	switch (ans.kind) {
+	case SHCA_ANS_ACK:
+		shca_sq_complete(qp, w);
+		return SHCA_STEP_DONE;
+	case SHCA_ANS_NAK:
+		shca_sq_fail(qp, w, ans.syndrome);
+		return SHCA_STEP_DONE;
+	case SHCA_ANS_RNR:
+		if (p.rnr_retry != 7) {
+			if (!e->rnr_left) {
+				shca_sq_fail(qp, w,
+					     SOFTHCA_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
+				return SHCA_STEP_DONE;
+			}
+			e->rnr_left--;
+		}
+		shca_wait_set(qp, SHCA_WAIT_RNR,
+			      (u64)shca_rnr_timer_10us[ans.rnr_timer & 31] *
+			      10 * NSEC_PER_USEC);
+		return SHCA_STEP_WAIT;
+	case SHCA_ANS_NONE:
+	default:
+		shca_wait_set(qp, SHCA_WAIT_TRANSPORT, p.timeout ?
+			      4096ULL << min_t(u8, p.timeout, 31) :
+			      SHCA_INFINITE_RETRY_NS);
+		return SHCA_STEP_WAIT;
+	}
+}
+
+/*
+ * The QP is in ERR: complete every posted WQE from sq_ci with WR_FLUSH_ERR,
+ * one CQE each, at most @budget of them. Under exec_lock.
+ */
+void shca_sq_flush(struct shca_hca_qp *qp, u16 posted, unsigned int budget)
+{
+	struct softhca_wqe_ctrl_seg ctrl;
+	struct softhca_cqe cqe;
+
+	shca_wait_clear(qp);
+	while (qp->sq_ci != posted && budget--) {
+		u16 avail = posted - qp->sq_ci;
+		u32 nbb;
+
+		shca_sq_copy(qp, &ctrl, (u32)qp->sq_ci << SOFTHCA_SEND_WQE_SHIFT,
+			     sizeof(ctrl));
+		nbb = shca_ds_to_nbb(be32_to_cpu(ctrl.qpn_ds) &
+				     SOFTHCA_WQE_CTRL_DS_MASK);
+		nbb = clamp_t(u32, nbb, 1, shca_max_nbb(qp, avail) ?: 1);
+		shca_cqe_init_err(&cqe, SOFTHCA_CQE_REQ_ERR, qp->qpn,
+				  be32_to_cpu(ctrl.opmod_idx_opcode) &
+				  SOFTHCA_WQE_CTRL_OPCODE_MASK,
+				  qp->sq_ci, SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR);
+		shca_cqe_write(qp->send_cq, &cqe);
+		WRITE_ONCE(qp->sq_ci, qp->sq_ci + nbb);
+	}
+}

@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca HCA model: the responder. A request arrives from a requester QP
+ * on this host (the local fabric): the responder QP checks its state, the
+ * remote access rights and rkeys against its own PD, takes an RQ WQE for
+ * SEND, SEND_IMM and WRITE_IMM, places or fetches the data and writes the
+ * responder CQE. It answers ACK, RNR NAK, NAK (an error for the requester)
+ * or nothing (the requester times out).
+ *
+ * Runs under the responder QP's resp_lock, called by the requester's
+ * executor (which holds the requester's exec_lock).
+ */
+#include <linux/string.h>
+
+#include "engine.h"
+
+u16 shca_rq_posted(struct shca_hca_qp *qp)
+{
+	return be32_to_cpu(READ_ONCE(qp->dbr->rcv_counter)) &
+	       SOFTHCA_WQ_DBR_MASK;
+}
+
+static u8 shca_xor(const u8 *p, size_t len)
+{
+	u8 x = 0;
+
+	while (len--)
+		x ^= *p++;
+	return x;
+}
+
+static bool shca_rq_empty(struct shca_hca_qp *qp)
+{
+	if (!qp->rq_wqe_cnt || shca_rq_posted(qp) == qp->rq_ci)
+		return true;
+	/* The doorbell record, then the WQE it covers. */
+	smp_rmb();
+	return false;
+}
+
+/*
+ * Copy the RQ WQE at rq_ci out of the ring once and parse the copy into
+ * @sgl (or only validate it if @sgl is NULL): data segments up to the
+ * sentinel or the end of the stride, zero-length ones skipped. -EINVAL for
+ * a malformed WQE.
+ */
+static int shca_rwqe_fetch(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
+			   struct shca_sgl *sgl)
+{
+	u32 stride = 1U << qp->rq_wqe_shift;
+	u32 slot = qp->rq_ci & (qp->rq_wqe_cnt - 1);
+	u32 max_sge = min_t(u32, qp->hca->caps->max_recv_sge,
+			    SHCA_ENG_SGE_MAX);
+	u32 i = 0, n = 0;
+
+	memcpy(ctx->rwqe_buf, qp->rq_buf + (slot << qp->rq_wqe_shift), stride);
+	if (sgl) {
+		sgl->n = 0;
+		sgl->len = 0;
+		sgl->inl = NULL;
+	}
+
+	if (qp->flags & SHCA_QP_SIGNATURE) {
+		__be32 qpn = cpu_to_be32(qp->qpn);
+		__be16 idx = cpu_to_be16(qp->rq_ci);
+		u8 x;
+
+		x = shca_xor(ctx->rwqe_buf, stride);
+		x ^= shca_xor((const u8 *)&qpn, sizeof(qpn));
+		x ^= shca_xor((const u8 *)&idx, sizeof(idx));
+		if (x != 0xff)
+			return -EINVAL;
+		i = 1;			/* the signature segment */
+	}
+
+	for (; i < stride / SOFTHCA_DS_SIZE; i++) {
+		const struct softhca_wqe_data_seg *d =
+			(const void *)(ctx->rwqe_buf + i * SOFTHCA_DS_SIZE);
+		u32 key = be32_to_cpu(d->lkey);
+		u32 len = be32_to_cpu(d->byte_count);
+		struct shca_sge *sge;
+
+		if (key == SOFTHCA_INVALID_LKEY)
+			break;
+		if (!len)
+			continue;
+		if (n++ == max_sge || (len & SOFTHCA_INLINE_SEG))
+			return -EINVAL;
+		if (!sgl)
+			continue;
+		sge = &sgl->sge[sgl->n++];
+		sge->mkey = NULL;
+		sge->key = key;
+		sge->len = len;
+		sge->va = be64_to_cpu(d->addr);
+		sgl->len += len;
+	}
+	return 0;
+}
+
+/* Answer @syndrome to the requester and move the responder QP to ERR. */
+static void shca_resp_nak(struct shca_exec_ctx *ctx, struct shca_hca_qp *resp,
+			  struct shca_answer *ans, u8 syndrome)
+{
+	ans->kind = SHCA_ANS_NAK;
+	ans->syndrome = syndrome;
+	shca_qp_set_err(resp);
+	shca_engine_defer(ctx, resp);
+}
+
+/* Write a CQE of the responder's receive queue and consume the RQ WQE. */
+static void shca_resp_cqe_write(struct shca_exec_ctx *ctx,
+				struct shca_hca_qp *resp,
+				const struct softhca_cqe *cqe)
+{
+	if (shca_cqe_write(resp->recv_cq, cqe)) {
+		shca_qp_set_err(resp);
+		shca_engine_defer(ctx, resp);
+	}
+	WRITE_ONCE(resp->rq_ci, resp->rq_ci + 1);
+}
+
+static void shca_resp_cqe(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
+			  struct shca_hca_qp *resp, u8 opcode, u32 byte_cnt)
+{
+	const struct shca_wqe *w = &ctx->wqe;
+	struct softhca_cqe cqe;
+
+	memset(&cqe, 0, sizeof(cqe));
+	cqe.flags_rqpn = cpu_to_be32(req->qpn & SOFTHCA_24BIT_MASK);
+	if (opcode != SOFTHCA_CQE_RESP_SEND)
+		cqe.imm_inval_pkey = w->imm;
+	cqe.byte_cnt = cpu_to_be32(byte_cnt);
+	cqe.sop_drop_qpn = cpu_to_be32(resp->qpn & SOFTHCA_24BIT_MASK);
+	cqe.wqe_counter = cpu_to_be16(resp->rq_ci);
+	cqe.op_own = opcode << SOFTHCA_CQE_OPCODE_SHIFT;
+	if (w->fm_ce_se & SOFTHCA_WQE_CTRL_SOLICITED)
+		cqe.op_own |= SOFTHCA_CQE_SE;
+	shca_resp_cqe_write(ctx, resp, &cqe);
+}
+
+/* The RQ WQE at rq_ci fails with @syndrome: error CQE, consumed. */
+static void shca_resp_cqe_err(struct shca_exec_ctx *ctx,
+			      struct shca_hca_qp *resp, u8 syndrome)
+{
+	struct softhca_cqe cqe;
+
+	shca_cqe_init_err(&cqe, SOFTHCA_CQE_RESP_ERR, resp->qpn, 0,
+			  resp->rq_ci, syndrome);
+	shca_resp_cqe_write(ctx, resp, &cqe);
+}
+
+/* A malformed RQ WQE: local QP operation error here, remote op error there. */
+static void shca_resp_bad_rwqe(struct shca_exec_ctx *ctx,
+			       struct shca_hca_qp *resp,
+			       struct shca_answer *ans)
+{
+	shca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	shca_resp_nak(ctx, resp, ans, SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR);
+}
+
+static void shca_resp_send(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
+			   struct shca_hca_qp *resp, struct shca_answer *ans)
+{
+	struct shca_wqe *w = &ctx->wqe;
+	u64 len = w->local.len;
+
+	if (shca_rq_empty(resp)) {
+		ans->kind = SHCA_ANS_RNR;
+		return;
+	}
+	if (shca_rwqe_fetch(ctx, resp, &ctx->remote)) {
+		shca_resp_bad_rwqe(ctx, resp, ans);
+		return;
+	}
+	if (len > ctx->remote.len) {
+		shca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+		shca_resp_nak(ctx, resp, ans,
+			      SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+		return;
+	}
+	if (shca_sgl_get(resp->hca, resp->pdn, SHCA_ACCESS_LOCAL_WRITE,
+			 &ctx->remote, len)) {
+		shca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
+		shca_resp_nak(ctx, resp, ans, SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR);
+		return;
+	}
+	shca_sgl_copy(ctx, &ctx->remote, &w->local, len);
+	shca_sgl_put(&ctx->remote);
+	shca_resp_cqe(ctx, req, resp, w->opcode == SOFTHCA_OPCODE_SEND_IMM ?
+		      SOFTHCA_CQE_RESP_SEND_IMM : SOFTHCA_CQE_RESP_SEND, len);
+	ans->kind = SHCA_ANS_ACK;
+}
+
+/* ctx->remote = the one region [raddr, raddr + len) of rkey, acquired. */
+static int shca_resp_rkey(struct shca_exec_ctx *ctx, struct shca_hca_qp *resp,
+			  u32 access, u64 len)
+{
+	struct shca_sgl *sgl = &ctx->remote;
+
+	sgl->n = 0;
+	sgl->len = 0;
+	sgl->inl = NULL;
+	/* A zero-length RDMA access checks no rkey (IBA 9.4.4, 9.4.5). */
+	if (!len)
+		return 0;
+	sgl->n = 1;
+	sgl->len = len;
+	sgl->sge[0].mkey = NULL;
+	sgl->sge[0].key = ctx->wqe.rkey;
+	sgl->sge[0].va = ctx->wqe.raddr;
+	sgl->sge[0].len = len;
+	return shca_sgl_get(resp->hca, resp->pdn, access, sgl, len);
+}
+
+static void shca_resp_write(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
+			    struct shca_hca_qp *resp, u32 qp_access,
+			    struct shca_answer *ans)
+{
+	struct shca_wqe *w = &ctx->wqe;
+	bool imm = w->opcode == SOFTHCA_OPCODE_RDMA_WRITE_IMM;
+	u64 len = w->local.len;
+
+	if (!(qp_access & SHCA_ACCESS_REMOTE_WRITE) ||
+	    shca_resp_rkey(ctx, resp, SHCA_ACCESS_REMOTE_WRITE, len)) {
+		shca_resp_nak(ctx, resp, ans,
+			      SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+		return;
+	}
+	if (imm) {
+		/* Checked before any byte is placed: an RNR retry redoes all. */
+		if (shca_rq_empty(resp)) {
+			shca_sgl_put(&ctx->remote);
+			ans->kind = SHCA_ANS_RNR;
+			return;
+		}
+		/* The WQE only supplies the completion; its list is unused. */
+		if (shca_rwqe_fetch(ctx, resp, NULL)) {
+			shca_sgl_put(&ctx->remote);
+			shca_resp_bad_rwqe(ctx, resp, ans);
+			return;
+		}
+	}
+	shca_sgl_copy(ctx, &ctx->remote, &w->local, len);
+	shca_sgl_put(&ctx->remote);
+	if (imm)
+		shca_resp_cqe(ctx, req, resp, SOFTHCA_CQE_RESP_WR_IMM, len);
+	ans->kind = SHCA_ANS_ACK;
+}
+
+static void shca_resp_read(struct shca_exec_ctx *ctx,
+			   struct shca_hca_qp *resp, u32 qp_access,
+			   struct shca_answer *ans)
+{
+	struct shca_wqe *w = &ctx->wqe;
+	u64 len = w->local.len;
+
+	if (!(qp_access & SHCA_ACCESS_REMOTE_READ) ||
+	    shca_resp_rkey(ctx, resp, SHCA_ACCESS_REMOTE_READ, len)) {
+		shca_resp_nak(ctx, resp, ans,
+			      SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+		return;
+	}
+	shca_sgl_copy(ctx, &w->local, &ctx->remote, len);
+	shca_sgl_put(&ctx->remote);
+	ans->kind = SHCA_ANS_ACK;
+}
+
+static void shca_resp_atomic(struct shca_exec_ctx *ctx,
+			     struct shca_hca_qp *resp, u32 qp_access,
+			     struct shca_answer *ans)
+{
+	struct shca_wqe *w = &ctx->wqe;
+	struct shca_hca_mkey *mkey;
+	u64 orig;
+
+	if (!(qp_access & SHCA_ACCESS_REMOTE_ATOMIC)) {
+		shca_resp_nak(ctx, resp, ans,
+			      SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+		return;
+	}
+	if (w->raddr & (SOFTHCA_ATOMIC_SIZE - 1)) {
+		shca_resp_nak(ctx, resp, ans,
+			      SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+		return;
+	}
+	if (shca_resp_rkey(ctx, resp, SHCA_ACCESS_REMOTE_ATOMIC,
+			   SOFTHCA_ATOMIC_SIZE)) {
+		shca_resp_nak(ctx, resp, ans,
+			      SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+		return;
+	}
+	mkey = ctx->remote.sge[0].mkey;
+	if (w->opcode == SOFTHCA_OPCODE_ATOMIC_CS)
+		orig = shca_mkey_atomic_cas(mkey, w->raddr, w->compare,
+					    w->swap_add);
+	else
+		orig = shca_mkey_atomic_fadd(mkey, w->raddr, w->swap_add);
+	shca_sgl_put(&ctx->remote);
+	/* The original value, in host order, into the requester's buffer. */
+	shca_mkey_write(w->local.sge[0].mkey, w->local.sge[0].va, &orig,
+			sizeof(orig));
+	ans->kind = SHCA_ANS_ACK;
+}
+
+void shca_resp_handle(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
+		      struct shca_hca_qp *resp, struct shca_answer *ans)
+{
+	enum shca_qp_state state;
+	unsigned long flags;
+	u32 dest_qpn, access;
+	u8 rnr_timer;
+
+	ans->kind = SHCA_ANS_NONE;
+	mutex_lock(&resp->eng->resp_lock);
+
+	spin_lock_irqsave(&resp->lock, flags);
+	state = resp->state;
+	dest_qpn = resp->attrs.dest_qpn;
+	access = resp->attrs.access_flags;
+	rnr_timer = resp->attrs.min_rnr_timer;
+	spin_unlock_irqrestore(&resp->lock, flags);
+
+	/* A QP that cannot receive, or is connected elsewhere, drops it. */
+	if (!shca_qp_state_receives(state) || dest_qpn != req->qpn)
+		goto out;
+
+	switch (ctx->wqe.opcode) {
+	case SOFTHCA_OPCODE_SEND:
+	case SOFTHCA_OPCODE_SEND_IMM:
+		shca_resp_send(ctx, req, resp, ans);
+		break;
+	case SOFTHCA_OPCODE_RDMA_WRITE:
+	case SOFTHCA_OPCODE_RDMA_WRITE_IMM:
+		shca_resp_write(ctx, req, resp, access, ans);
+		break;
+	case SOFTHCA_OPCODE_RDMA_READ:
+		shca_resp_read(ctx, resp, access, ans);
+		break;
+	case SOFTHCA_OPCODE_ATOMIC_CS:
+	case SOFTHCA_OPCODE_ATOMIC_FA:
+		shca_resp_atomic(ctx, resp, access, ans);
+		break;
+	}
+	if (ans->kind == SHCA_ANS_RNR)
+		ans->rnr_timer = rnr_timer;
+out:
+	mutex_unlock(&resp->eng->resp_lock);
+}
+
+/*
+ * The QP is in ERR: complete every posted RQ WQE from rq_ci with
+ * WR_FLUSH_ERR, one CQE each, at most @budget of them.
+ */
+void shca_rq_flush(struct shca_hca_qp *qp, unsigned int budget)
+{
+	struct softhca_cqe cqe;
+	u16 posted;
+
+	if (!qp->rq_wqe_cnt)
+		return;
+	mutex_lock(&qp->eng->resp_lock);
+	/* Not if a RESET (which forgets the queues) came in between. */
+	if (READ_ONCE(qp->state) == SHCA_QPS_ERR) {
+		posted = shca_rq_posted(qp);
+		while (qp->rq_ci != posted && budget--) {
+			shca_cqe_init_err(&cqe, SOFTHCA_CQE_RESP_ERR, qp->qpn, 0,
+					  qp->rq_ci,
+					  SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR);
+			shca_cqe_write(qp->recv_cq, &cqe);
+			WRITE_ONCE(qp->rq_ci, qp->rq_ci + 1);
+		}
+	}
+	mutex_unlock(&qp->eng->resp_lock);
+}
