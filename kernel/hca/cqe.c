@@ -34,11 +34,18 @@ static u8 shca_vendor_err(u8 syndrome)
 	}
 }
 
-/* A successful requester CQE for @wqe of @qp. */
+/*
+ * A successful requester CQE for @wqe of @qp. The immediate of SEND_IMM and
+ * RDMA_WRITE_IMM is echoed, so the provider can report it with
+ * IBV_WC_WITH_IMM as it does for the receiver.
+ */
 void shca_cqe_init_req(struct softhca_cqe *cqe, struct shca_hca_qp *qp,
 		       const struct shca_wqe *wqe, u32 byte_cnt)
 {
 	memset(cqe, 0, sizeof(*cqe));
+	if (wqe->opcode == SOFTHCA_OPCODE_SEND_IMM ||
+	    wqe->opcode == SOFTHCA_OPCODE_RDMA_WRITE_IMM)
+		cqe->imm_inval_pkey = wqe->imm;
 	cqe->byte_cnt = cpu_to_be32(byte_cnt);
 	cqe->sop_drop_qpn = cpu_to_be32((u32)wqe->opcode <<
 					SOFTHCA_CQE_WQE_OPCODE_SHIFT |
