@@ -2,9 +2,10 @@
 /*
  * softhca HCA model: instance lifetime and the firmware command interface.
  *
- * Today the model answers QUERY_CAPS, hands out PD numbers and owns the UAR
- * pages (one zeroed kernel page per UAR; the engine will poll them for
- * doorbells). Nothing here knows about ib_core.
+ * The model answers QUERY_CAPS, hands out PD numbers, owns the UAR pages
+ * (one zeroed kernel page per UAR) and the engine page, and dispatches the
+ * object commands to mkey.c, cq.c, qp.c and gid.c. Nothing here knows
+ * about ib_core.
  */
 #include <linux/err.h>
 #include <linux/gfp.h>
@@ -14,13 +15,7 @@
 #include <linux/xarray.h>
 #include <rdma/softhca-queue.h>
 
-#include "hca.h"
-
-struct shca_hca {
-	const struct shca_caps *caps;
-	struct xarray pds;		/* PD number (1..max_pd) -> value */
-	struct xarray uars;		/* UAR index -> struct page */
-};
+#include "model.h"
 
 /*
  * The limits of model revision 1. They describe the RC data path the model
@@ -70,16 +65,50 @@ static const struct shca_caps shca_caps_rev1 = {
 				  SHCA_CAP_ATOMIC,
 };
 
+static void shca_hca_free(struct shca_hca *hca)
+{
+	if (hca->engine_page)
+		__free_page(hca->engine_page);
+	kvfree(hca->mkey_variant);
+	kfree(hca->gids);
+	kfree(hca);
+}
+
 struct shca_hca *shca_hca_create(void)
 {
+	const struct shca_caps *caps = &shca_caps_rev1;
 	struct shca_hca *hca;
+	int err;
 
 	hca = kzalloc(sizeof(*hca), GFP_KERNEL);
 	if (!hca)
 		return ERR_PTR(-ENOMEM);
-	hca->caps = &shca_caps_rev1;
+	hca->caps = caps;
 	xa_init_flags(&hca->pds, XA_FLAGS_ALLOC1);
 	xa_init_flags(&hca->uars, XA_FLAGS_ALLOC);
+	xa_init_flags(&hca->mkeys, XA_FLAGS_ALLOC1);
+	xa_init_flags(&hca->cqs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&hca->qps, XA_FLAGS_ALLOC1);
+	INIT_LIST_HEAD(&hca->fabric_node);
+	spin_lock_init(&hca->gid_lock);
+	atomic_set(&hca->num_qps, 0);
+
+	hca->gids = kcalloc(caps->gid_tbl_len, sizeof(*hca->gids),
+			    GFP_KERNEL);
+	/* Indexes 1..max_mr; index 0 is never handed out. */
+	hca->mkey_variant = kvzalloc(caps->max_mr + 1, GFP_KERNEL);
+	hca->engine_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!hca->gids || !hca->mkey_variant || !hca->engine_page) {
+		shca_hca_free(hca);
+		return ERR_PTR(-ENOMEM);
+	}
+
+	err = shca_engine_hca_init(hca);
+	if (err) {
+		shca_hca_free(hca);
+		return ERR_PTR(err);
+	}
+	shca_fabric_add(hca);
 	return hca;
 }
 
@@ -88,13 +117,24 @@ void shca_hca_destroy(struct shca_hca *hca)
 	struct page *page;
 	unsigned long index;
 
+	/* No packet reaches this HCA any more, then stop its engine. */
+	shca_fabric_del(hca);
+	shca_engine_hca_fini(hca);
+
+	WARN_ONCE(!xa_empty(&hca->qps), "softhca: QPs leaked\n");
+	WARN_ONCE(!xa_empty(&hca->cqs), "softhca: CQs leaked\n");
+	WARN_ONCE(!xa_empty(&hca->mkeys), "softhca: MKeys leaked\n");
 	WARN_ONCE(!xa_empty(&hca->pds), "softhca: PDs leaked\n");
 	WARN_ONCE(!xa_empty(&hca->uars), "softhca: UARs leaked\n");
 	xa_for_each(&hca->uars, index, page)
 		__free_page(page);
 	xa_destroy(&hca->uars);
 	xa_destroy(&hca->pds);
-	kfree(hca);
+	/* Leaked objects stay allocated: the engine may not have let go. */
+	xa_destroy(&hca->mkeys);
+	xa_destroy(&hca->cqs);
+	xa_destroy(&hca->qps);
+	shca_hca_free(hca);
 }
 
 static int shca_cmd_alloc_pd(struct shca_hca *hca,
@@ -151,6 +191,10 @@ static int shca_cmd_free_uar(struct shca_hca *hca,
 	return 0;
 }
 
+/* Exactly the command's structures, or nothing when it has none. */
+#define SHCA_CMD_LEN(in_type, out_type) \
+	(inlen == (in_type) && outlen == (out_type))
+
 int shca_hca_exec(struct shca_hca *hca, u16 opcode, const void *in,
 		  size_t inlen, void *out, size_t outlen)
 {
@@ -176,6 +220,47 @@ int shca_hca_exec(struct shca_hca *hca, u16 opcode, const void *in,
 		if (inlen != sizeof(struct shca_cmd_free_uar_in) || outlen)
 			return -EINVAL;
 		return shca_cmd_free_uar(hca, in);
+	case SHCA_CMD_CREATE_MKEY:
+		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_create_mkey_in),
+				  sizeof(struct shca_cmd_create_mkey_out)))
+			return -EINVAL;
+		return shca_cmd_create_mkey(hca, in, out);
+	case SHCA_CMD_DESTROY_MKEY:
+		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_destroy_mkey_in), 0))
+			return -EINVAL;
+		return shca_cmd_destroy_mkey(hca, in);
+	case SHCA_CMD_CREATE_CQ:
+		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_create_cq_in),
+				  sizeof(struct shca_cmd_create_cq_out)))
+			return -EINVAL;
+		return shca_cmd_create_cq(hca, in, out);
+	case SHCA_CMD_DESTROY_CQ:
+		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_destroy_cq_in), 0))
+			return -EINVAL;
+		return shca_cmd_destroy_cq(hca, in);
+	case SHCA_CMD_CREATE_QP:
+		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_create_qp_in),
+				  sizeof(struct shca_cmd_create_qp_out)))
+			return -EINVAL;
+		return shca_cmd_create_qp(hca, in, out);
+	case SHCA_CMD_DESTROY_QP:
+		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_destroy_qp_in), 0))
+			return -EINVAL;
+		return shca_cmd_destroy_qp(hca, in);
+	case SHCA_CMD_MODIFY_QP:
+		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_modify_qp_in), 0))
+			return -EINVAL;
+		return shca_cmd_modify_qp(hca, in);
+	case SHCA_CMD_QUERY_QP:
+		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_query_qp_in),
+				  sizeof(struct shca_cmd_query_qp_out)))
+			return -EINVAL;
+		return shca_cmd_query_qp(hca, in, out);
+	case SHCA_CMD_SET_ROCE_ADDRESS:
+		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_set_roce_address_in),
+				  0))
+			return -EINVAL;
+		return shca_cmd_set_roce_address(hca, in);
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -186,4 +271,15 @@ unsigned long shca_hca_uar_pfn(struct shca_hca *hca, u32 uar_index)
 	struct page *page = xa_load(&hca->uars, uar_index);
 
 	return page ? page_to_pfn(page) : 0;
+}
+
+unsigned long shca_hca_engine_pfn(struct shca_hca *hca)
+{
+	return page_to_pfn(hca->engine_page);
+}
+
+/* A PD number that ALLOC_PD handed out and DEALLOC_PD did not take back. */
+bool shca_hca_pd_valid(struct shca_hca *hca, u32 pdn)
+{
+	return pdn && xa_load(&hca->pds, pdn);
 }

@@ -182,6 +182,32 @@ void shca_engine_qp_fini(struct shca_hca_qp *qp);
 int shca_engine_hca_init(struct shca_hca *hca);
 void shca_engine_hca_fini(struct shca_hca *hca);
 
+/* ---- Firmware commands (dispatched by hca.c, may sleep) --------------- */
+
+bool shca_hca_pd_valid(struct shca_hca *hca, u32 pdn);
+int shca_cmd_create_mkey(struct shca_hca *hca,
+			 const struct shca_cmd_create_mkey_in *in,
+			 struct shca_cmd_create_mkey_out *out);
+int shca_cmd_destroy_mkey(struct shca_hca *hca,
+			  const struct shca_cmd_destroy_mkey_in *in);
+int shca_cmd_create_cq(struct shca_hca *hca,
+		       const struct shca_cmd_create_cq_in *in,
+		       struct shca_cmd_create_cq_out *out);
+int shca_cmd_destroy_cq(struct shca_hca *hca,
+			const struct shca_cmd_destroy_cq_in *in);
+int shca_cmd_create_qp(struct shca_hca *hca,
+		       const struct shca_cmd_create_qp_in *in,
+		       struct shca_cmd_create_qp_out *out);
+int shca_cmd_destroy_qp(struct shca_hca *hca,
+			const struct shca_cmd_destroy_qp_in *in);
+int shca_cmd_modify_qp(struct shca_hca *hca,
+		       const struct shca_cmd_modify_qp_in *in);
+int shca_cmd_query_qp(struct shca_hca *hca,
+		      const struct shca_cmd_query_qp_in *in,
+		      struct shca_cmd_query_qp_out *out);
+int shca_cmd_set_roce_address(struct shca_hca *hca,
+			      const struct shca_cmd_set_roce_address_in *in);
+
 /* ---- Local fabric (gid.c) --------------------------------------------- */
 
 /* hca.c: join / leave the local fabric (may sleep). */

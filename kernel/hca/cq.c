@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca HCA model: CQ contexts (CREATE_CQ, DESTROY_CQ) and their lookup.
+ * The CQE writer is cqe.c; this file only owns the contexts' lifetime.
+ *
+ * CQNs come from an xarray (1..max_cq, cyclic). Lookups are RCU plus
+ * refcount_inc_not_zero(); DESTROY_CQ erases the CQN, waits until every
+ * reference (lookups in flight, QPs) is put and frees the context after an
+ * RCU grace period. The ring and the doorbell record belong to the driver,
+ * which keeps them alive until DESTROY_CQ has returned.
+ */
+#include <linux/log2.h>
+#include <linux/slab.h>
+
+#include "model.h"
+
+int shca_cmd_create_cq(struct shca_hca *hca,
+		       const struct shca_cmd_create_cq_in *in,
+		       struct shca_cmd_create_cq_out *out)
+{
+	const struct shca_caps *caps = hca->caps;
+	struct shca_hca_cq *cq;
+	void *old;
+	u32 cqn;
+	int err;
+
+	if (!in->ring || !in->dbr || in->eqn >= caps->max_comp_eqs)
+		return -EINVAL;
+	/* At most max_cqe + 1 entries (one slot is never filled). */
+	if (in->log_size > 31 ||
+	    BIT_ULL(in->log_size) > (u64)caps->max_cqe + 1)
+		return -EINVAL;
+
+	cq = kzalloc(sizeof(*cq), GFP_KERNEL);
+	if (!cq)
+		return -ENOMEM;
+	cq->log_size = in->log_size;
+	cq->ring = in->ring;
+	cq->dbr = in->dbr;
+	cq->eqn = in->eqn;
+	refcount_set(&cq->users, 1);
+	init_completion(&cq->free);
+	spin_lock_init(&cq->lock);
+
+	/* Reserve the CQN, fill it in, then publish the context. */
+	err = xa_alloc_cyclic(&hca->cqs, &cqn, NULL,
+			      XA_LIMIT(1, caps->max_cq), &hca->cq_next,
+			      GFP_KERNEL);
+	if (err < 0) {
+		kfree(cq);
+		return err == -EBUSY ? -ENOSPC : err;
+	}
+	cq->cqn = cqn;
+	old = xa_store(&hca->cqs, cqn, cq, GFP_KERNEL);
+	if (xa_is_err(old)) {
+		xa_erase(&hca->cqs, cqn);
+		kfree(cq);
+		return xa_err(old);
+	}
+	out->cqn = cqn;
+	return 0;
+}
+
+int shca_cmd_destroy_cq(struct shca_hca *hca,
+			const struct shca_cmd_destroy_cq_in *in)
+{
+	struct shca_hca_cq *cq;
+
+	/* A reserved CQN (CREATE_CQ still running) loads as NULL. */
+	xa_lock(&hca->cqs);
+	cq = xa_load(&hca->cqs, in->cqn);
+	if (!cq) {
+		xa_unlock(&hca->cqs);
+		return -EINVAL;
+	}
+	__xa_erase(&hca->cqs, in->cqn);
+	xa_unlock(&hca->cqs);
+
+	if (!refcount_dec_and_test(&cq->users))
+		wait_for_completion(&cq->free);
+	kfree_rcu(cq, rcu);
+	return 0;
+}
+
+struct shca_hca_cq *shca_cq_get(struct shca_hca *hca, u32 cqn)
+{
+	struct shca_hca_cq *cq;
+
+	rcu_read_lock();
+	cq = xa_load(&hca->cqs, cqn);
+	if (cq && !refcount_inc_not_zero(&cq->users))
+		cq = NULL;
+	rcu_read_unlock();
+	return cq;
+}
+
+void shca_cq_put(struct shca_hca_cq *cq)
+{
+	if (refcount_dec_and_test(&cq->users))
+		complete(&cq->free);
+}

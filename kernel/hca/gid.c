@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca HCA model: the RoCE address table (SET_ROCE_ADDRESS) and the
+ * local fabric, the "wire" between every HCA instance of this host.
+ *
+ * A packet is delivered to the HCA that has its destination GID in its
+ * table, then to the QP of that HCA with the destination QPN. The fabric is
+ * a list of instances: writers (instance power on/off) serialise on a
+ * mutex, the engine walks it under RCU; each table is read under its
+ * spinlock, so both work in atomic context.
+ */
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/rculist.h>
+#include <linux/string.h>
+
+#include "model.h"
+
+static LIST_HEAD(shca_fabric);
+static DEFINE_MUTEX(shca_fabric_lock);
+
+void shca_fabric_add(struct shca_hca *hca)
+{
+	mutex_lock(&shca_fabric_lock);
+	list_add_tail_rcu(&hca->fabric_node, &shca_fabric);
+	mutex_unlock(&shca_fabric_lock);
+}
+
+void shca_fabric_del(struct shca_hca *hca)
+{
+	mutex_lock(&shca_fabric_lock);
+	list_del_rcu(&hca->fabric_node);
+	mutex_unlock(&shca_fabric_lock);
+	/* No lookup walks this instance any more. */
+	synchronize_rcu();
+}
+
+int shca_cmd_set_roce_address(struct shca_hca *hca,
+			      const struct shca_cmd_set_roce_address_in *in)
+{
+	const struct shca_gid_entry *e = &in->entry;
+	unsigned long flags;
+	u32 end;
+
+	if (in->index >= hca->caps->gid_tbl_len || e->valid > 1)
+		return -EINVAL;
+	/* RoCE v2 only: the port claims ROCE_UDP_ENCAP alone. */
+	if (e->valid && e->roce_version != 2)
+		return -EINVAL;
+
+	spin_lock_irqsave(&hca->gid_lock, flags);
+	if (e->valid)
+		hca->gids[in->index] = *e;
+	else
+		memset(&hca->gids[in->index], 0, sizeof(*e));
+	for (end = hca->caps->gid_tbl_len; end; end--)
+		if (hca->gids[end - 1].valid)
+			break;
+	hca->gid_end = end;
+	spin_unlock_irqrestore(&hca->gid_lock, flags);
+	return 0;
+}
+
+static bool shca_hca_owns_gid(struct shca_hca *hca, const u8 gid[16])
+{
+	unsigned long flags;
+	bool found = false;
+	u32 i;
+
+	spin_lock_irqsave(&hca->gid_lock, flags);
+	for (i = 0; i < hca->gid_end; i++) {
+		if (hca->gids[i].valid &&
+		    !memcmp(hca->gids[i].gid, gid, sizeof(hca->gids[i].gid))) {
+			found = true;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&hca->gid_lock, flags);
+	return found;
+}
+
+struct shca_hca_qp *shca_fabric_find_qp(const u8 dgid[16], u32 dqpn)
+{
+	struct shca_hca_qp *qp = NULL;
+	struct shca_hca *hca;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(hca, &shca_fabric, fabric_node) {
+		if (shca_hca_owns_gid(hca, dgid)) {
+			qp = shca_qp_get(hca, dqpn);
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return qp;
+}

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca HCA model: memory keys (CREATE_MKEY, DESTROY_MKEY) and the
+ * engine's access to the memory they describe.
+ *
+ * A key is index << 8 | variant. The index comes from an xarray (1..max_mr,
+ * handed out cyclically); the variant byte of an index changes every time
+ * the index is reused, so a stale key finds no MKey. Lookups are RCU plus
+ * refcount_inc_not_zero(); DESTROY_MKEY erases the index, waits for every
+ * lookup in flight to be put and frees the context after a grace period.
+ */
+#include <linux/atomic.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+
+#include "model.h"
+
+#define SHCA_MKEY_INDEX_SHIFT	8
+#define SHCA_MKEY_VARIANT_MASK	0xff
+
+#define SHCA_ACCESS_ALL		(SHCA_ACCESS_LOCAL_WRITE |		\
+				 SHCA_ACCESS_REMOTE_WRITE |		\
+				 SHCA_ACCESS_REMOTE_READ |		\
+				 SHCA_ACCESS_REMOTE_ATOMIC |		\
+				 SHCA_ACCESS_LOCAL_READ)
+
+static bool shca_mkey_in_valid(struct shca_hca *hca,
+			       const struct shca_cmd_create_mkey_in *in)
+{
+	u64 last, span;
+
+	if (!shca_hca_pd_valid(hca, in->pdn))
+		return false;
+	if (in->access & ~SHCA_ACCESS_ALL)
+		return false;
+	/* One MTT entry per kernel page; the caps say 4 KiB pages. */
+	if (in->page_shift != PAGE_SHIFT ||
+	    !(hca->caps->page_size_cap & BIT_ULL(in->page_shift)))
+		return false;
+	if (!in->length || in->length > hca->caps->max_mr_size)
+		return false;
+	if (check_add_overflow(in->iova, in->length - 1, &last))
+		return false;
+	/* iova and the memory share their offset within a page. */
+	if (in->offset != (in->iova & ~PAGE_MASK))
+		return false;
+	span = in->offset + in->length;
+	if (!in->pages || in->npages != DIV_ROUND_UP_ULL(span, PAGE_SIZE))
+		return false;
+	return true;
+}
+
+int shca_cmd_create_mkey(struct shca_hca *hca,
+			 const struct shca_cmd_create_mkey_in *in,
+			 struct shca_cmd_create_mkey_out *out)
+{
+	struct shca_hca_mkey *mkey;
+	u32 index;
+	u8 variant;
+	void *old;
+	int err;
+
+	if (!shca_mkey_in_valid(hca, in))
+		return -EINVAL;
+
+	mkey = kzalloc(sizeof(*mkey), GFP_KERNEL);
+	if (!mkey)
+		return -ENOMEM;
+	mkey->pdn = in->pdn;
+	mkey->access = in->access | SHCA_ACCESS_LOCAL_READ;
+	mkey->iova = in->iova;
+	mkey->length = in->length;
+	mkey->offset = in->offset;
+	mkey->page_shift = in->page_shift;
+	mkey->npages = in->npages;
+	mkey->pages = in->pages;
+	refcount_set(&mkey->users, 1);
+	init_completion(&mkey->free);
+
+	/* Reserve an index: lookups do not find it until it is stored. */
+	err = xa_alloc_cyclic(&hca->mkeys, &index, NULL,
+			      XA_LIMIT(1, hca->caps->max_mr), &hca->mkey_next,
+			      GFP_KERNEL);
+	if (err < 0) {
+		kfree(mkey);
+		return err == -EBUSY ? -ENOSPC : err;
+	}
+
+	/* The index is ours alone until DESTROY_MKEY erases it. */
+	variant = hca->mkey_variant[index] + 1;
+	if (!variant)
+		variant = 1;	/* never 0: key 0x100 is the invalid lkey */
+	hca->mkey_variant[index] = variant;
+	mkey->key = index << SHCA_MKEY_INDEX_SHIFT | variant;
+
+	old = xa_store(&hca->mkeys, index, mkey, GFP_KERNEL);
+	if (xa_is_err(old)) {
+		xa_erase(&hca->mkeys, index);
+		kfree(mkey);
+		return xa_err(old);
+	}
+	out->mkey = mkey->key;
+	return 0;
+}
+
+int shca_cmd_destroy_mkey(struct shca_hca *hca,
+			  const struct shca_cmd_destroy_mkey_in *in)
+{
+	unsigned long index = in->mkey >> SHCA_MKEY_INDEX_SHIFT;
+	struct shca_hca_mkey *mkey;
+
+	xa_lock(&hca->mkeys);
+	mkey = xa_load(&hca->mkeys, index);
+	if (!mkey || mkey->key != in->mkey) {
+		xa_unlock(&hca->mkeys);
+		return -EINVAL;
+	}
+	__xa_erase(&hca->mkeys, index);
+	xa_unlock(&hca->mkeys);
+
+	/* No new lookup finds it; wait for the engine's accesses to end. */
+	if (!refcount_dec_and_test(&mkey->users))
+		wait_for_completion(&mkey->free);
+	kfree_rcu(mkey, rcu);
+	return 0;
+}
+
+struct shca_hca_mkey *shca_mkey_get(struct shca_hca *hca, u32 key, u32 pdn,
+				    u32 access, u64 va, u64 len)
+{
+	struct shca_hca_mkey *mkey;
+	int err;
+
+	rcu_read_lock();
+	mkey = xa_load(&hca->mkeys, key >> SHCA_MKEY_INDEX_SHIFT);
+	if (!mkey || READ_ONCE(mkey->key) != key ||
+	    !refcount_inc_not_zero(&mkey->users)) {
+		rcu_read_unlock();
+		return ERR_PTR(-ENOENT);
+	}
+	rcu_read_unlock();
+
+	if (mkey->pdn != pdn || (access & ~mkey->access)) {
+		err = -EACCES;
+		goto err_put;
+	}
+	if (va < mkey->iova || len > mkey->length ||
+	    va - mkey->iova > mkey->length - len) {
+		err = -ERANGE;
+		goto err_put;
+	}
+	return mkey;
+
+err_put:
+	shca_mkey_put(mkey);
+	return ERR_PTR(err);
+}
+
+void shca_mkey_put(struct shca_hca_mkey *mkey)
+{
+	if (refcount_dec_and_test(&mkey->users))
+		complete(&mkey->free);
+}
+
+/* Byte offset of @va from the start of pages[0], or false if out of range. */
+static bool shca_mkey_offset(struct shca_hca_mkey *mkey, u64 va, u64 len,
+			     u64 *off)
+{
+	if (WARN_ON_ONCE(va < mkey->iova || len > mkey->length ||
+			 va - mkey->iova > mkey->length - len))
+		return false;
+	*off = va - mkey->iova + mkey->offset;
+	return true;
+}
+
+void shca_mkey_read(struct shca_hca_mkey *mkey, u64 va, void *buf, size_t len)
+{
+	u64 off;
+
+	if (!shca_mkey_offset(mkey, va, len, &off))
+		return;
+	while (len) {
+		struct page *page = mkey->pages[off >> PAGE_SHIFT];
+		size_t pgoff = off & ~PAGE_MASK;
+		size_t n = min_t(size_t, len, PAGE_SIZE - pgoff);
+		void *p = kmap_local_page(page);
+
+		memcpy(buf, p + pgoff, n);
+		kunmap_local(p);
+		buf += n;
+		off += n;
+		len -= n;
+	}
+}
+
+void shca_mkey_write(struct shca_hca_mkey *mkey, u64 va, const void *buf,
+		     size_t len)
+{
+	u64 off;
+
+	if (!shca_mkey_offset(mkey, va, len, &off))
+		return;
+	while (len) {
+		struct page *page = mkey->pages[off >> PAGE_SHIFT];
+		size_t pgoff = off & ~PAGE_MASK;
+		size_t n = min_t(size_t, len, PAGE_SIZE - pgoff);
+		void *p = kmap_local_page(page);
+
+		memcpy(p + pgoff, buf, n);
+		kunmap_local(p);
+		flush_dcache_page(page);
+		buf += n;
+		off += n;
+		len -= n;
+	}
+}
+
+/*
+ * The 8 bytes at @va through the kernel mapping of their page. @va is
+ * 8-byte aligned, and so is the memory (CREATE_MKEY requires iova and the
+ * memory to share their page offset), so they never straddle a page.
+ */
+static atomic64_t *shca_mkey_map_u64(struct shca_hca_mkey *mkey, u64 va,
+				     struct page **pagep)
+{
+	u64 off;
+
+	if (WARN_ON_ONCE(va & (SOFTHCA_ATOMIC_SIZE - 1)) ||
+	    !shca_mkey_offset(mkey, va, SOFTHCA_ATOMIC_SIZE, &off))
+		return NULL;
+	*pagep = mkey->pages[off >> PAGE_SHIFT];
+	return kmap_local_page(*pagep) + (off & ~PAGE_MASK);
+}
+
+u64 shca_mkey_atomic_cas(struct shca_hca_mkey *mkey, u64 va, u64 cmp, u64 swp)
+{
+	struct page *page;
+	atomic64_t *p;
+	u64 old;
+
+	p = shca_mkey_map_u64(mkey, va, &page);
+	if (!p)
+		return 0;
+	/* A locked instruction: coherent with user space's own atomics. */
+	old = atomic64_cmpxchg(p, cmp, swp);
+	kunmap_local(p);
+	flush_dcache_page(page);
+	return old;
+}
+
+u64 shca_mkey_atomic_fadd(struct shca_hca_mkey *mkey, u64 va, u64 add)
+{
+	struct page *page;
+	atomic64_t *p;
+	u64 old;
+
+	p = shca_mkey_map_u64(mkey, va, &page);
+	if (!p)
+		return 0;
+	old = atomic64_fetch_add(add, p);
+	kunmap_local(p);
+	flush_dcache_page(page);
+	return old;
+}
