@@ -7,7 +7,9 @@
 #define SOFTHCA_H
 
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
 #include "hca/hca.h"
@@ -41,6 +43,7 @@ struct shca_dev {
 struct shca_ucontext {
 	struct ib_ucontext ibucontext;
 	struct rdma_user_mmap_entry *uar_entry;
+	struct rdma_user_mmap_entry *engine_entry;
 };
 
 struct shca_pd {
@@ -49,14 +52,58 @@ struct shca_pd {
 };
 
 enum shca_mmap_type {
-	SHCA_MMAP_UAR,
+	SHCA_MMAP_UAR,		/* the context's UAR page (owns the UAR) */
+	SHCA_MMAP_ENGINE,	/* the device's engine page, read only */
+	SHCA_MMAP_QUEUE,	/* CQ or QP memory (owns the vmalloc area) */
 };
 
 struct shca_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
 	enum shca_mmap_type type;
-	u32 uar_index;
+	u32 uar_index;		/* UAR */
+	void *buf;		/* QUEUE: zeroed, page aligned, vfree()d last */
+	size_t size;		/* QUEUE: bytes, a multiple of PAGE_SIZE */
 };
+
+struct shca_cq {
+	struct ib_cq ibcq;
+	u32 cqn;
+	struct shca_mmap_entry *queue;	/* ring + DBR */
+};
+
+struct shca_qp {
+	struct ib_qp ibqp;
+	u32 qpn;
+	struct mutex mutex;		/* serialises modify_qp and query_qp */
+	struct ib_qp_cap cap;		/* granted at creation */
+	bool sig_all;			/* IB_SIGNAL_ALL_WR */
+	bool sqd_notify;		/* IB_QP_EN_SQD_ASYNC_NOTIFY */
+	struct shca_mmap_entry *queue;	/* RQ + SQ + DBR */
+};
+
+struct shca_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;
+	struct page **pages;		/* the MTT handed to CREATE_MKEY */
+};
+
+/*
+ * ib_core's record of one user mapping (drivers/infiniband/core/
+ * core_priv.h; not in the exported headers of 6.1). rdma_umap_priv_init()
+ * (exported) links it to the ufile and takes a reference on the mmap
+ * entry; ib_core's rdma_umap_ops free it at munmap and zap the VMA on
+ * disassociate. The layout must be the running kernel's: these three
+ * fields since 5.3.
+ */
+struct rdma_umap_priv {
+	struct vm_area_struct *vma;
+	struct list_head list;
+	struct rdma_user_mmap_entry *entry;
+};
+
+void rdma_umap_priv_init(struct rdma_umap_priv *priv,
+			 struct vm_area_struct *vma,
+			 struct rdma_user_mmap_entry *entry);
 
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
 {
@@ -71,6 +118,21 @@ static inline struct shca_ucontext *to_shca_uctx(struct ib_ucontext *uctx)
 static inline struct shca_pd *to_shca_pd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct shca_pd, ibpd);
+}
+
+static inline struct shca_cq *to_shca_cq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct shca_cq, ibcq);
+}
+
+static inline struct shca_qp *to_shca_qp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct shca_qp, ibqp);
+}
+
+static inline struct shca_mr *to_shca_mr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct shca_mr, ibmr);
 }
 
 static inline struct shca_mmap_entry *
@@ -95,10 +157,37 @@ void shca_dealloc_ucontext(struct ib_ucontext *ibuctx);
 void shca_disassociate_ucontext(struct ib_ucontext *ibuctx);
 int shca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma);
 void shca_mmap_free(struct rdma_user_mmap_entry *entry);
+int shca_udata_req(struct ib_udata *udata, void *req, size_t size);
+struct shca_mmap_entry *shca_queue_alloc(struct ib_udata *udata, size_t size);
+void shca_queue_free(struct shca_mmap_entry *queue);
 
 /* pd.c */
 int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+/* gid.c */
+int shca_add_gid(const struct ib_gid_attr *attr, void **context);
+int shca_del_gid(const struct ib_gid_attr *attr, void **context);
+
+/* mr.c */
+struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 virt_addr, int access,
+			       struct ib_udata *udata);
+int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* cq.c */
+int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata);
+int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+
+/* qp.c */
+int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
+		   struct ib_udata *udata);
+int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		   int attr_mask, struct ib_udata *udata);
+int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		  int attr_mask, struct ib_qp_init_attr *init_attr);
+int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 
 /* debugfs.c */
 void shca_debugfs_init(void);

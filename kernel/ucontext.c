@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softhca verbs driver: user contexts, their UAR page and mmap.
+ * softhca verbs driver: user contexts, their UAR page, mmap and the queue
+ * memory of CQs and QPs.
  *
- * Every user mapping is an rdma_user_mmap_entry mapped with
- * rdma_user_mmap_io(), so ib_core tracks the VMAs and zaps them when the
- * device goes away (disassociate). What an entry stands for is released in
- * mmap_free, once the entry is removed and its last VMA is gone.
+ * Every user mapping is an rdma_user_mmap_entry whose VMAs ib_core tracks
+ * (rdma_umap_priv_init(), directly or through rdma_user_mmap_io()), so it
+ * zaps them when the device goes away (disassociate). Every mapping is
+ * VM_PFNMAP, because zap_vma_ptes() ignores anything else. What an entry
+ * stands for is released in mmap_free, once the entry is removed and its
+ * last VMA is gone (or zapped).
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <rdma/softhca-abi.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -17,23 +21,99 @@
 /* softhca_alloc_ucontext_req.comp_mask bits this driver understands. */
 #define SHCA_UCTX_REQ_MASK	0
 
+/*
+ * Copy a driver request of @size bytes from @udata: a shorter request
+ * leaves the rest of @req as the caller initialised it (zeros), a longer
+ * one must be zeros beyond @size (-EINVAL). The caller checks the fields.
+ */
+int shca_udata_req(struct ib_udata *udata, void *req, size_t size)
+{
+	int err;
+
+	if (!udata->inlen)
+		return 0;
+	err = ib_copy_from_udata(req, udata, min(size, udata->inlen));
+	if (err)
+		return err;
+	if (udata->inlen > size &&
+	    !ib_is_udata_cleared(udata, size, udata->inlen - size))
+		return -EINVAL;
+	return 0;
+}
+
 static int shca_parse_ucontext_req(struct ib_udata *udata)
 {
 	struct softhca_alloc_ucontext_req req = {};
 	int err;
 
-	if (!udata->inlen)
-		return 0;
-	err = ib_copy_from_udata(&req, udata, min(sizeof(req), udata->inlen));
+	err = shca_udata_req(udata, &req, sizeof(req));
 	if (err)
 		return err;
 	if ((req.comp_mask & ~SHCA_UCTX_REQ_MASK) || req.reserved)
 		return -EINVAL;
-	if (udata->inlen > sizeof(req) &&
-	    !ib_is_udata_cleared(udata, sizeof(req),
-				 udata->inlen - sizeof(req)))
-		return -EINVAL;
 	return 0;
+}
+
+/*
+ * Zeroed queue memory of @size bytes (page aligned) and an mmap entry of
+ * the calling context that owns it. Free with shca_queue_free(): the
+ * memory outlives the entry's removal until the last VMA is gone.
+ */
+struct shca_mmap_entry *shca_queue_alloc(struct ib_udata *udata, size_t size)
+{
+	struct shca_ucontext *uctx =
+		rdma_udata_to_drv_context(udata, struct shca_ucontext,
+					  ibucontext);
+	struct shca_mmap_entry *entry;
+	int err;
+
+	if (WARN_ON(!size || !PAGE_ALIGNED(size)))
+		return ERR_PTR(-EINVAL);
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return ERR_PTR(-ENOMEM);
+	/* Charged to the caller's memcg; a failure is an errno, not a splat. */
+	entry->buf = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				     __GFP_NOWARN);
+	if (!entry->buf) {
+		kfree(entry);
+		return ERR_PTR(-ENOMEM);
+	}
+	entry->type = SHCA_MMAP_QUEUE;
+	entry->size = size;
+	err = rdma_user_mmap_entry_insert(&uctx->ibucontext, &entry->rdma_entry,
+					  size);
+	if (err) {
+		vfree(entry->buf);
+		kfree(entry);
+		return ERR_PTR(err);
+	}
+	return entry;
+}
+
+void shca_queue_free(struct shca_mmap_entry *queue)
+{
+	rdma_user_mmap_entry_remove(&queue->rdma_entry);
+}
+
+/* The device's engine page as an mmap entry of @ibuctx (read only). */
+static struct rdma_user_mmap_entry *
+shca_engine_entry(struct ib_ucontext *ibuctx)
+{
+	struct shca_mmap_entry *entry;
+	int err;
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return ERR_PTR(-ENOMEM);
+	entry->type = SHCA_MMAP_ENGINE;
+	err = rdma_user_mmap_entry_insert(ibuctx, &entry->rdma_entry,
+					  PAGE_SIZE);
+	if (err) {
+		kfree(entry);
+		return ERR_PTR(err);
+	}
+	return &entry->rdma_entry;
 }
 
 static void shca_free_uar(struct shca_dev *sdev, u32 uar_index)
@@ -80,6 +160,12 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 	/* From here on the entry owns the UAR: shca_mmap_free() frees it. */
 	uctx->uar_entry = &entry->rdma_entry;
 
+	uctx->engine_entry = shca_engine_entry(ibuctx);
+	if (IS_ERR(uctx->engine_entry)) {
+		rdma_user_mmap_entry_remove(uctx->uar_entry);
+		return PTR_ERR(uctx->engine_entry);
+	}
+
 	resp.model_rev = caps->model_rev;
 	resp.page_size = PAGE_SIZE;
 	resp.wqebb_size = caps->wqebb_size;
@@ -92,9 +178,12 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 	resp.max_inline_data = caps->max_inline_data;
 	resp.max_cqe = caps->max_cqe;
 	resp.uar_mmap_offset = rdma_user_mmap_get_offset(uctx->uar_entry);
+	resp.engine_mmap_offset =
+		rdma_user_mmap_get_offset(uctx->engine_entry);
 
 	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
 	if (err) {
+		rdma_user_mmap_entry_remove(uctx->engine_entry);
 		rdma_user_mmap_entry_remove(uctx->uar_entry);
 		return err;
 	}
@@ -103,7 +192,10 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 
 void shca_dealloc_ucontext(struct ib_ucontext *ibuctx)
 {
-	rdma_user_mmap_entry_remove(to_shca_uctx(ibuctx)->uar_entry);
+	struct shca_ucontext *uctx = to_shca_uctx(ibuctx);
+
+	rdma_user_mmap_entry_remove(uctx->engine_entry);
+	rdma_user_mmap_entry_remove(uctx->uar_entry);
 }
 
 /*
@@ -113,6 +205,35 @@ void shca_dealloc_ucontext(struct ib_ucontext *ibuctx)
  */
 void shca_disassociate_ucontext(struct ib_ucontext *ibuctx)
 {
+}
+
+/*
+ * Queue memory: vmalloc pages, one remap_pfn_range() each, so the VMA is
+ * VM_PFNMAP and disassociate can zap it. The pages hold no reference for
+ * the mapping; the entry (kept by the VMA through the umap record) does.
+ */
+static int shca_mmap_queue(struct vm_area_struct *vma,
+			   struct shca_mmap_entry *entry)
+{
+	struct rdma_umap_priv *priv;
+	unsigned long off;
+	int err;
+
+	priv = kzalloc(sizeof(*priv), GFP_KERNEL);
+	if (!priv)
+		return -ENOMEM;
+	for (off = 0; off < entry->size; off += PAGE_SIZE) {
+		err = remap_pfn_range(vma, vma->vm_start + off,
+				      vmalloc_to_pfn(entry->buf + off),
+				      PAGE_SIZE, vma->vm_page_prot);
+		if (err) {
+			/* The failed mmap() unmaps what was mapped. */
+			kfree(priv);
+			return -EAGAIN;
+		}
+	}
+	rdma_umap_priv_init(priv, vma, &entry->rdma_entry);
+	return 0;
 }
 
 int shca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
@@ -144,6 +265,22 @@ int shca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 		err = rdma_user_mmap_io(ibuctx, vma, pfn, PAGE_SIZE,
 					vma->vm_page_prot, rdma_entry);
 		break;
+	case SHCA_MMAP_ENGINE:
+		/* Written by the engine only: never writable, now or later. */
+		if (vma->vm_flags & VM_WRITE) {
+			err = -EPERM;
+			break;
+		}
+		vma->vm_flags &= ~(VM_MAYWRITE | VM_MAYEXEC);
+		err = rdma_user_mmap_io(ibuctx, vma,
+					shca_hca_engine_pfn(sdev->hca),
+					PAGE_SIZE, vma->vm_page_prot,
+					rdma_entry);
+		break;
+	case SHCA_MMAP_QUEUE:
+		vma->vm_flags &= ~VM_MAYEXEC;
+		err = shca_mmap_queue(vma, entry);
+		break;
 	default:
 		err = -EINVAL;
 		break;
@@ -161,6 +298,12 @@ void shca_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 	switch (entry->type) {
 	case SHCA_MMAP_UAR:
 		shca_free_uar(sdev, entry->uar_index);
+		break;
+	case SHCA_MMAP_ENGINE:
+		break;
+	case SHCA_MMAP_QUEUE:
+		/* The object is destroyed and no VMA maps the memory. */
+		vfree(entry->buf);
 		break;
 	}
 	kfree(entry);

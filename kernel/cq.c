@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca verbs driver: completion queues. The kernel allocates the CQE
+ * ring and its doorbell record in one zeroed, page-aligned area that the
+ * provider maps (SHCA_MMAP_QUEUE): the ring at offset 0, the DBR at
+ * dbr_offset (the end of the ring, 64-byte aligned).
+ */
+#include <linux/log2.h>
+#include <rdma/softhca-abi.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "softhca.h"
+
+/* softhca_create_cq_req.comp_mask bits this driver understands. */
+#define SHCA_CQ_REQ_MASK	0
+
+int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibcq->device);
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	struct softhca_create_cq_req req = {};
+	struct softhca_create_cq_resp resp = {};
+	struct shca_cmd_create_cq_in in = {};
+	struct shca_cmd_destroy_cq_in din;
+	struct shca_cmd_create_cq_out out;
+	struct softhca_cqe *ring;
+	size_t ring_size, size;
+	u32 cnt, i;
+	int err;
+
+	/* User CQs only: the kernel verbs (poll_cq...) are not provided. */
+	if (!udata)
+		return -EOPNOTSUPP;
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
+		return -EINVAL;
+	if (attr->cqe > sdev->caps.max_cqe)
+		return -EINVAL;
+	err = shca_udata_req(udata, &req, sizeof(req));
+	if (err)
+		return err;
+	if ((req.comp_mask & ~SHCA_CQ_REQ_MASK) || req.reserved)
+		return -EINVAL;
+
+	/*
+	 * As mlx5: a power of two with room for cqe + 1 entries, so that a
+	 * full CQ (cqe entries) never looks empty; ibcq->cqe = cnt - 1.
+	 */
+	cnt = roundup_pow_of_two(attr->cqe + 1);
+	ring_size = size_mul(cnt, SOFTHCA_CQE_SIZE);
+	size = PAGE_ALIGN(ring_size + sizeof(struct softhca_cq_dbr));
+	cq->queue = shca_queue_alloc(udata, size);
+	if (IS_ERR(cq->queue))
+		return PTR_ERR(cq->queue);
+
+	/* Every CQE starts INVALID with owner 0 (queue-formats.md). */
+	ring = cq->queue->buf;
+	for (i = 0; i < cnt; i++)
+		ring[i].op_own = SOFTHCA_CQE_INVALID << SOFTHCA_CQE_OPCODE_SHIFT;
+
+	in.ring = ring;
+	in.dbr = cq->queue->buf + ring_size;
+	in.log_size = ilog2(cnt);
+	in.eqn = attr->comp_vector;
+	err = shca_hca_exec(sdev->hca, SHCA_CMD_CREATE_CQ, &in, sizeof(in),
+			    &out, sizeof(out));
+	if (err)
+		goto err_queue;
+	cq->cqn = out.cqn;
+
+	resp.cqn = cq->cqn;
+	resp.cqe_cnt = cnt;
+	resp.dbr_offset = ring_size;
+	resp.mmap_offset = rdma_user_mmap_get_offset(&cq->queue->rdma_entry);
+	resp.mmap_size = size;
+	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+	if (err)
+		goto err_cq;
+	ibcq->cqe = cnt - 1;
+	return 0;
+
+err_cq:
+	din.cqn = cq->cqn;
+	WARN_ON(shca_hca_exec(sdev->hca, SHCA_CMD_DESTROY_CQ, &din,
+			      sizeof(din), NULL, 0));
+err_queue:
+	shca_queue_free(cq->queue);
+	return err;
+}
+
+int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibcq->device);
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	struct shca_cmd_destroy_cq_in in = { .cqn = cq->cqn };
+
+	/* ib_core destroys the QPs first; the engine lets go of the ring. */
+	WARN_ON(shca_hca_exec(sdev->hca, SHCA_CMD_DESTROY_CQ, &in, sizeof(in),
+			      NULL, 0));
+	shca_queue_free(cq->queue);
+	return 0;
+}

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca verbs driver: user memory regions. The pages are pinned with
+ * ib_umem; their struct page array is the MKey's translation table, which
+ * the HCA model reads through kernel mappings (the device is a virt-DMA
+ * device: no IOMMU, no bus addresses).
+ */
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+
+#include "softhca.h"
+
+/* Rights an MR may grant; the optional range and HUGETLB are hints. */
+#define SHCA_MR_ACCESS		(IB_ACCESS_LOCAL_WRITE |		\
+				 IB_ACCESS_REMOTE_WRITE |		\
+				 IB_ACCESS_REMOTE_READ |		\
+				 IB_ACCESS_REMOTE_ATOMIC |		\
+				 IB_ACCESS_MW_BIND)
+#define SHCA_MR_ACCESS_IGNORED	(IB_ACCESS_HUGETLB | IB_ACCESS_OPTIONAL)
+
+static u32 shca_mr_access(int access)
+{
+	u32 shca = 0;
+
+	if (access & IB_ACCESS_LOCAL_WRITE)
+		shca |= SHCA_ACCESS_LOCAL_WRITE;
+	if (access & IB_ACCESS_REMOTE_WRITE)
+		shca |= SHCA_ACCESS_REMOTE_WRITE;
+	if (access & IB_ACCESS_REMOTE_READ)
+		shca |= SHCA_ACCESS_REMOTE_READ;
+	if (access & IB_ACCESS_REMOTE_ATOMIC)
+		shca |= SHCA_ACCESS_REMOTE_ATOMIC;
+	return shca;
+}
+
+static int shca_mr_check(struct shca_dev *sdev, u64 start, u64 length,
+			 u64 virt_addr, int access, struct ib_udata *udata)
+{
+	u64 last;
+
+	/* No driver data is defined for this command. */
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	/* No ODP, no zero-based MRs (ib_core rejects unknown bits). */
+	if (access & (IB_ACCESS_ON_DEMAND | IB_ZERO_BASED))
+		return -EOPNOTSUPP;
+	if (access & ~(SHCA_MR_ACCESS | SHCA_MR_ACCESS_IGNORED))
+		return -EINVAL;
+	/* Remote write and atomic need local write (IB spec 10.6.3.1). */
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if (!length || length > sdev->caps.max_mr_size)
+		return -EINVAL;
+	if (check_add_overflow(virt_addr, length - 1, &last) ||
+	    check_add_overflow(start, length - 1, &last))
+		return -EINVAL;
+	/* 4 KiB translation: iova and address share their page offset. */
+	if ((virt_addr ^ start) & ~PAGE_MASK)
+		return -EINVAL;
+	return 0;
+}
+
+/* The umem's pages, one per PAGE_SIZE, in order. */
+static struct page **shca_mr_pages(struct ib_umem *umem, unsigned long npages)
+{
+	struct sg_page_iter piter;
+	struct page **pages;
+	unsigned long n = 0;
+
+	pages = kvmalloc_array(npages, sizeof(*pages),
+			       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!pages)
+		return ERR_PTR(-ENOMEM);
+	for_each_sgtable_page(&umem->sgt_append.sgt, &piter, 0) {
+		if (WARN_ON_ONCE(n == npages))
+			break;
+		pages[n++] = sg_page_iter_page(&piter);
+	}
+	if (WARN_ON_ONCE(n != npages)) {
+		kvfree(pages);
+		return ERR_PTR(-EFAULT);
+	}
+	return pages;
+}
+
+struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 virt_addr, int access,
+			       struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibpd->device);
+	struct shca_cmd_create_mkey_in in = {};
+	struct shca_cmd_create_mkey_out out;
+	struct shca_mr *mr;
+	int err;
+
+	err = shca_mr_check(sdev, start, length, virt_addr, access, udata);
+	if (err)
+		return ERR_PTR(err);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		goto err_free;
+	}
+
+	in.npages = ib_umem_num_pages(mr->umem);
+	mr->pages = shca_mr_pages(mr->umem, in.npages);
+	if (IS_ERR(mr->pages)) {
+		err = PTR_ERR(mr->pages);
+		goto err_umem;
+	}
+
+	in.pdn = to_shca_pd(ibpd)->pdn;
+	in.access = shca_mr_access(access);
+	in.iova = virt_addr;
+	in.length = length;
+	in.offset = ib_umem_offset(mr->umem);
+	in.page_shift = PAGE_SHIFT;
+	in.pages = mr->pages;
+	err = shca_hca_exec(sdev->hca, SHCA_CMD_CREATE_MKEY, &in, sizeof(in),
+			    &out, sizeof(out));
+	if (err)
+		goto err_pages;
+
+	/* One key for both, as mlx5: the model checks rights per access. */
+	mr->ibmr.lkey = out.mkey;
+	mr->ibmr.rkey = out.mkey;
+	return &mr->ibmr;
+
+err_pages:
+	kvfree(mr->pages);
+err_umem:
+	ib_umem_release(mr->umem);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibmr->device);
+	struct shca_mr *mr = to_shca_mr(ibmr);
+	struct shca_cmd_destroy_mkey_in in = { .mkey = ibmr->lkey };
+
+	/* Returns once no engine access to the pages is in flight. */
+	WARN_ON(shca_hca_exec(sdev->hca, SHCA_CMD_DESTROY_MKEY, &in,
+			      sizeof(in), NULL, 0));
+	ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	kfree(mr);
+	return 0;
+}
