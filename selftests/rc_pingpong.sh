@@ -92,8 +92,10 @@ echo "TAP version 13"
 # and ib_core cannot resolve the peer's MAC for shca0 <-> shca1.
 echo 1 >/proc/sys/net/ipv4/conf/all/accept_local
 
+# SOFTHCA_RC_LINK_TYPE=rxe: the same over rdma_rxe (shca0 made by hand as
+# rxe too), to check the script itself against a known implementation.
 if ! rdma dev show shca1 >/dev/null 2>&1; then
-	rdma link add shca1 type softhca netdev veth1 && added_shca1=1
+	rdma link add shca1 type "${SOFTHCA_RC_LINK_TYPE:-softhca}" netdev veth1 && added_shca1=1
 fi
 g0= g1=
 for _ in $(seq 100); do

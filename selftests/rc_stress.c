@@ -326,7 +326,7 @@ static void run(struct worker *w)
 			m = gen(w->role, q, w->done[q]);
 			if (wc[i].opcode != (m.write_imm ? IBV_WC_RDMA_WRITE : IBV_WC_SEND) ||
 			    wc[i].byte_len != m.len || wc[i].qp_num != w->qp[q]->qp_num ||
-			    wc[i].wc_flags != (m.write_imm ? IBV_WC_WITH_IMM : 0))
+			    !rc_wc_flags_are(&wc[i], m.write_imm ? IBV_WC_WITH_IMM : 0))
 				die(w, W_BAD, "send completion: %s, want len %u %s", rc_wc_str(&wc[i]),
 				    m.len, m.write_imm ? "WRITE_IMM" : "SEND");
 			w->done[q]++;
@@ -351,8 +351,8 @@ static void run(struct worker *w)
 			m = gen(!w->role, q, seq);
 			if (wc[i].opcode != (m.write_imm ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV) ||
 			    wc[i].byte_len != m.len || wc[i].qp_num != w->qp[q]->qp_num ||
-			    wc[i].src_qp != w->peer.qpn[q] ||
-			    wc[i].wc_flags != (m.write_imm ? IBV_WC_WITH_IMM : 0) ||
+			    !rc_src_qp_is(&wc[i], w->peer.qpn[q]) ||
+			    !rc_wc_flags_are(&wc[i], m.write_imm ? IBV_WC_WITH_IMM : 0) ||
 			    (m.write_imm && ntohl(wc[i].imm_data) != (uint32_t)seq))
 				die(w, W_BAD, "QP %d message %" PRIu64 ": %s, want len %u %s", q, seq,
 				    rc_wc_str(&wc[i]), m.len, m.write_imm ? "WRITE_IMM" : "SEND");

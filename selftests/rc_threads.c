@@ -427,8 +427,8 @@ static void *receiver(void *arg)
 			uint32_t h[3];
 
 			if (wc[i].status != IBV_WC_SUCCESS || wc[i].opcode != IBV_WC_RECV ||
-			    wc[i].qp_num != b->qp->qp_num || wc[i].src_qp != a->qp->qp_num ||
-			    wc[i].wc_flags || slot >= b->cap.max_recv_wr) {
+			    wc[i].qp_num != b->qp->qp_num || !rc_src_qp_is(&wc[i], a->qp->qp_num) ||
+			    !rc_wc_flags_are(&wc[i], 0) || slot >= b->cap.max_recv_wr) {
 				failf(s, "bad receive completion %s", rc_wc_str(&wc[i]));
 				continue;
 			}

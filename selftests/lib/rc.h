@@ -142,8 +142,8 @@ int rc_post_atomic(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
 		   unsigned int flags);
 
 /* What a completion must say. Fields beyond status are checked as the
- * verbs define them: opcode, byte_len, wc_flags (exactly) and imm_data
- * only on success; src_qp only on a successful receive completion.
+ * verbs define them: opcode, byte_len and wc_flags (exactly) only on
+ * success; imm_data and src_qp only on a successful receive completion.
  */
 struct rc_wc_want {
 	uint64_t wr_id;
@@ -158,6 +158,11 @@ struct rc_wc_want {
 
 /* 0 if @wc is exactly @w, else 1 with every mismatch described in rc_err. */
 int rc_wc_check(const struct ibv_wc *wc, const struct rc_wc_want *w);
+/* wc_flags is exactly @flags / src_qp is @qpn (for checks done by hand;
+ * relaxed as rc_wc_check() is when the suites run against rdma_rxe).
+ */
+bool rc_wc_flags_are(const struct ibv_wc *wc, unsigned int flags);
+bool rc_src_qp_is(const struct ibv_wc *wc, uint32_t qpn);
 /* "wr_id=.. status=..(name) opcode=.. len=.. qp=.. src=.. flags=.. imm=.." */
 const char *rc_wc_str(const struct ibv_wc *wc);
 
