@@ -419,14 +419,48 @@ static int shca_qp_attrs(struct shca_dev *sdev, const struct ib_qp_attr *attr,
 	return 0;
 }
 
+/*
+ * One attempt at a modify_qp: decide from the model's current state.
+ * -EAGAIN: the engine moved the QP (to ERR) between the query and the
+ * command, decide again.
+ */
+static int shca_modify_qp_once(struct shca_dev *sdev, struct shca_qp *qp,
+			       const struct ib_qp_attr *attr, int attr_mask)
+{
+	struct shca_cmd_modify_qp_in in = { .qpn = qp->qpn };
+	struct shca_cmd_query_qp_out cur;
+	enum ib_qp_state cur_state, new_state;
+	int err;
+
+	err = shca_qp_state(sdev, qp, &cur);
+	if (err)
+		return err;
+	cur_state = attr_mask & IB_QP_CUR_STATE ? attr->cur_qp_state :
+		    (enum ib_qp_state)cur.state;
+	new_state = attr_mask & IB_QP_STATE ? attr->qp_state : cur_state;
+	if (cur_state > IB_QPS_ERR || new_state > IB_QPS_ERR)
+		return -EINVAL;
+	/* IB_QP_CUR_STATE states a fact; it cannot change one. */
+	if (cur_state != (enum ib_qp_state)cur.state)
+		return -EINVAL;
+	if (!ib_modify_qp_is_ok(cur_state, new_state, IB_QPT_RC, attr_mask))
+		return -EINVAL;
+	err = shca_qp_attrs(sdev, attr, attr_mask, &in);
+	if (err)
+		return err;
+
+	in.cur_state = cur_state;
+	in.new_state = new_state;
+	return shca_hca_exec(sdev->hca, SHCA_CMD_MODIFY_QP, &in, sizeof(in),
+			     NULL, 0);
+}
+
 int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		   int attr_mask, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibqp->device);
 	struct shca_qp *qp = to_shca_qp(ibqp);
-	struct shca_cmd_modify_qp_in in = { .qpn = qp->qpn };
-	struct shca_cmd_query_qp_out cur;
-	enum ib_qp_state cur_state, new_state;
+	int tries = 3;
 	int err;
 
 	if (attr_mask & ~IB_QP_ATTR_STANDARD_BITS)
@@ -437,32 +471,14 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		return -EINVAL;
 
 	mutex_lock(&qp->mutex);
-	/* The model's state: the engine may have moved the QP to ERR. */
-	err = shca_qp_state(sdev, qp, &cur);
-	if (err)
-		goto out;
-	cur_state = attr_mask & IB_QP_CUR_STATE ? attr->cur_qp_state :
-		    (enum ib_qp_state)cur.state;
-	new_state = attr_mask & IB_QP_STATE ? attr->qp_state : cur_state;
-	err = -EINVAL;
-	if (cur_state > IB_QPS_ERR || new_state > IB_QPS_ERR)
-		goto out;
-	/* IB_QP_CUR_STATE states a fact; it cannot change one. */
-	if (cur_state != (enum ib_qp_state)cur.state)
-		goto out;
-	if (!ib_modify_qp_is_ok(cur_state, new_state, IB_QPT_RC, attr_mask))
-		goto out;
-	err = shca_qp_attrs(sdev, attr, attr_mask, &in);
-	if (err)
-		goto out;
-
-	in.cur_state = cur_state;
-	in.new_state = new_state;
-	err = shca_hca_exec(sdev->hca, SHCA_CMD_MODIFY_QP, &in, sizeof(in),
-			    NULL, 0);
+	/* Only the engine changes the state meanwhile, and only to ERR. */
+	do {
+		err = shca_modify_qp_once(sdev, qp, attr, attr_mask);
+	} while (err == -EAGAIN && --tries);
+	if (err == -EAGAIN)
+		err = -EINVAL;
 	if (!err && (attr_mask & IB_QP_EN_SQD_ASYNC_NOTIFY))
 		qp->sqd_notify = attr->en_sqd_async_notify;
-out:
 	mutex_unlock(&qp->mutex);
 	return err;
 }

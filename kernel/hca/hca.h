@@ -228,8 +228,8 @@ struct shca_qp_attrs {
 
 /*
  * The driver validated the transition (ib_modify_qp_is_ok) and every
- * attribute already. -EINVAL if @cur_state is not the QP's state (the
- * engine may have moved it to ERR meanwhile).
+ * attribute already. -EAGAIN if @cur_state is no longer the QP's state (the
+ * engine moved it to ERR since the driver looked): query and decide again.
  */
 struct shca_cmd_modify_qp_in {
 	u32 qpn;

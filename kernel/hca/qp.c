@@ -284,7 +284,7 @@ int shca_cmd_modify_qp(struct shca_hca *hca,
 	old = qp->state;
 	if (old != in->cur_state) {
 		/* The engine moved it (to ERR) since the driver looked. */
-		err = -EINVAL;
+		err = -EAGAIN;
 	} else if (in->new_state == SHCA_QPS_RESET) {
 		/* A QP in RESET keeps no context. */
 		qp->state = SHCA_QPS_RESET;
