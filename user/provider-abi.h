@@ -44,8 +44,8 @@
 
 /* Opaque to us: libibverbs' record of the sysfs device it matched. */
 struct verbs_sysfs_dev;
-/* Private MR wrapper; only named by ops we do not implement yet. */
-struct verbs_mr;
+/* XRC domains: only named by verbs_qp; softhca has no XRC. */
+struct verbs_xrcd;
 
 /* ---- device matching ---------------------------------------------------- */
 
@@ -113,6 +113,48 @@ struct verbs_device {
 	} entry;
 	struct verbs_sysfs_dev *sysfs;
 	uint64_t core_support;		/* from GET_CONTEXT */
+};
+
+/* ---- objects the provider embeds ---------------------------------------- */
+
+/* verbs_mr.mr_type; ibv_cmd_reg_mr() sets IBV_MR_TYPE_MR. */
+enum ibv_mr_type {
+	IBV_MR_TYPE_MR,
+	IBV_MR_TYPE_NULL_MR,
+	IBV_MR_TYPE_IMPORTED_MR,
+	IBV_MR_TYPE_DMABUF_MR,
+};
+
+/* An MR as libibverbs sees it: the provider allocates it (reg_mr) and frees
+ * it (dereg_mr); ibv_cmd_reg_mr() fills in everything but addr/length/pd,
+ * which ibv_reg_mr() sets on return. */
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	enum ibv_mr_type mr_type;
+	int access;
+};
+
+/* verbs_qp.comp_mask */
+enum {
+	VERBS_QP_XRCD = 1 << 0,		/* xrcd is valid */
+	VERBS_QP_EX = 1 << 1,		/* qp_ex ops are valid: ibv_qp_to_qp_ex() */
+};
+
+/*
+ * A QP created with ibv_cmd_create_qp_ex(), which sets comp_mask to 0.
+ * Caution: its layout follows struct ibv_qp_ex of the verbs.h we compile
+ * against, which grew in rdma-core v44 and again in v45 (wr_atomic_write,
+ * wr_flush). libibverbs reads comp_mask only in ibv_qp_to_qp_ex(), so only
+ * the extended post-send API depends on building against the verbs.h of the
+ * libibverbs that loads us (Documentation/provider.md).
+ */
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;
+	struct verbs_xrcd *xrcd;
 };
 
 /* ---- context operations ------------------------------------------------- */
@@ -286,6 +328,27 @@ struct ibv_query_port {			/* + struct ib_uverbs_query_port */
 	__u8 reserved[7];
 };
 
+/*
+ * The data path's commands. Their helpers fill in every core field
+ * themselves, so the core part is only sized here (as bytes, aligned like
+ * the kernel struct) and the driver's udata follows it.
+ */
+#define SOFTHCA_DECLARE_CMD(_name, _core)				\
+	struct _name {							\
+		struct ib_uverbs_cmd_hdr hdr;				\
+		_Alignas(8) __u8 core_payload[sizeof(struct _core)];	\
+	};								\
+	_Static_assert(sizeof(struct _name) ==				\
+			       sizeof(struct ib_uverbs_cmd_hdr) +	\
+				       sizeof(struct _core),		\
+		       #_name " size")
+
+SOFTHCA_DECLARE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
+SOFTHCA_DECLARE_CMD(ibv_create_cq, ib_uverbs_create_cq);
+SOFTHCA_DECLARE_CMD(ibv_create_qp, ib_uverbs_create_qp);
+SOFTHCA_DECLARE_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
+SOFTHCA_DECLARE_CMD(ibv_query_qp, ib_uverbs_query_qp);
+
 /* ---- functions exported by libibverbs.so.1 as IBVERBS_PRIVATE_<PABI> ---- */
 
 /*
@@ -341,6 +404,42 @@ int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
 		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
 int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
 
+/* REG_MR: fills vmr->ibv_mr handle, lkey, rkey, context, and vmr->mr_type,
+ * vmr->access. DEREG_MR: the provider frees vmr afterwards. */
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+		   uint64_t hca_va, int access,
+		   struct verbs_mr *vmr, struct ibv_reg_mr *cmd,
+		   size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+
+/* CREATE_CQ: fills cq->handle, cq->cqe, cq->context; ibv_create_cq() does
+ * the rest (channel, cq_context, event counters) on return. */
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
+		      struct ibv_comp_channel *channel,
+		      int comp_vector, struct ibv_cq *cq,
+		      struct ibv_create_cq *cmd, size_t cmd_size,
+		      struct ib_uverbs_create_cq_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+
+/* CREATE_QP: fills handle, qp_num, context, pd, cqs, srq, qp_type, state
+ * RESET, and attr_ex->cap with what the kernel granted; comp_mask may hold
+ * only PD, XRCD and SEND_OPS_FLAGS (else EINVAL). */
+int ibv_cmd_create_qp_ex(struct ibv_context *context,
+			 struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct ibv_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
+		     int attr_mask,
+		     struct ibv_qp_init_attr *qp_init_attr,
+		     struct ibv_query_qp *cmd, size_t cmd_size);
+/* ibv_modify_qp() sets qp->state itself once the op returns 0. */
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask,
+		      struct ibv_modify_qp *cmd, size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+
 /*
  * Read <ibdev sysfs dir>/<fnfmt...> into buf (trailing newline removed).
  * Returns the length or -1.
@@ -382,5 +481,10 @@ _Static_assert(sizeof(struct verbs_context_ops) ==
 _Static_assert(sizeof(struct ibv_get_context) == 16, "ibv_get_context");
 _Static_assert(sizeof(struct ibv_alloc_pd) == 16, "ibv_alloc_pd");
 _Static_assert(sizeof(struct ibv_query_port) == 24, "ibv_query_port");
+_Static_assert(sizeof(struct verbs_mr) == sizeof(struct ibv_mr) + 8,
+	       "verbs_mr");
+_Static_assert(offsetof(struct verbs_qp, comp_mask) ==
+		       sizeof(struct ibv_qp_ex),
+	       "verbs_qp.comp_mask follows the union");
 
 #endif /* SOFTHCA_PROVIDER_ABI_H */

@@ -27,15 +27,29 @@ GIT = os.environ.get("RDMA_CORE_GIT", "/work/.mirror/linux-rdma+rdma-core/repo")
 CC = os.environ.get("CC", "cc")
 
 STRUCTS = ["verbs_match_ent", "verbs_device_ops", "verbs_device",
-           "verbs_context_ops"]
+           "verbs_context_ops", "verbs_mr"]
+# Same text in every tag, but the layout follows the struct ibv_qp_ex of
+# the verbs.h it is compiled with (which grew in v44 and v45): its member
+# types are checked, and its layout rule (comp_mask right after the union)
+# is checked in each tag instead of comparing offsets with ours.
+STRUCTS_VERBS_H = ["verbs_qp"]
+ENUMS = ["ibv_mr_type"]
 FUNCS = ["_verbs_init_and_alloc_context", "verbs_uninit_context",
          "verbs_set_ops", "ibv_cmd_get_context", "ibv_cmd_query_device_any",
          "ibv_cmd_query_port", "ibv_cmd_alloc_pd", "ibv_cmd_dealloc_pd",
-         "ibv_read_ibdev_sysfs_file", "verbs_register_driver"]
+         "ibv_read_ibdev_sysfs_file", "verbs_register_driver",
+         "ibv_cmd_reg_mr", "ibv_cmd_dereg_mr", "ibv_cmd_create_cq",
+         "ibv_cmd_destroy_cq", "ibv_cmd_create_qp_ex", "ibv_cmd_query_qp",
+         "ibv_cmd_modify_qp", "ibv_cmd_destroy_qp"]
 # our wrapper struct -> (uverbs command enum, core kernel struct)
 CMDS = {"ibv_get_context": ("IB_USER_VERBS_CMD_GET_CONTEXT", "ib_uverbs_get_context"),
         "ibv_alloc_pd": ("IB_USER_VERBS_CMD_ALLOC_PD", "ib_uverbs_alloc_pd"),
-        "ibv_query_port": ("IB_USER_VERBS_CMD_QUERY_PORT", "ib_uverbs_query_port")}
+        "ibv_query_port": ("IB_USER_VERBS_CMD_QUERY_PORT", "ib_uverbs_query_port"),
+        "ibv_reg_mr": ("IB_USER_VERBS_CMD_REG_MR", "ib_uverbs_reg_mr"),
+        "ibv_create_cq": ("IB_USER_VERBS_CMD_CREATE_CQ", "ib_uverbs_create_cq"),
+        "ibv_create_qp": ("IB_USER_VERBS_CMD_CREATE_QP", "ib_uverbs_create_qp"),
+        "ibv_modify_qp": ("IB_USER_VERBS_CMD_MODIFY_QP", "ib_uverbs_modify_qp"),
+        "ibv_query_qp": ("IB_USER_VERBS_CMD_QUERY_QP", "ib_uverbs_query_qp")}
 SUPPORTED_PABI = ("34", "57")
 
 n = 0
@@ -83,6 +97,12 @@ def struct_text(src, name):
         i += 1
 
 
+def enum_text(src, name):
+    """The full `enum name { ... };` definition in src."""
+    m = re.search(r"^enum %s\s*\{[^}]*\};" % re.escape(name), src, flags=re.M)
+    return m.group(0) if m else None
+
+
 def members(body):
     """Member names of a struct definition (top level only)."""
     body = strip_comments(body)
@@ -99,6 +119,9 @@ def members(body):
     for decl in flat.split(";"):
         decl = decl.strip()
         if not decl:
+            continue
+        if decl in ("union", "struct"):     # anonymous: see expand
+            names.append("<anon>")
             continue
         m = re.search(r"\(\s*\*\s*(\w+)\s*\)", decl)
         if not m:
@@ -152,8 +175,10 @@ def compile_run(tmp, name, code, incs, defines=(), run=True):
 def layout_main(ours_members):
     lines = ["int main(void)", "{"]
     for s, ms in ours_members.items():
+        if s in STRUCTS_VERBS_H:
+            continue
         lines.append(f'\tprintf("{s} size %zu\\n", sizeof(struct {s}));')
-        for m in ms:
+        for m in [m for m in ms if m != "<anon>"]:
             lines.append(f'\tprintf("{s}.{m} %zu %zu\\n", '
                          f'offsetof(struct {s}, {m}), '
                          f'sizeof(((struct {s} *)0)->{m}));')
@@ -182,9 +207,11 @@ def check_tag(tmp, tag, ours_members):
     theirs = ["#include <stdio.h>", "#include <stddef.h>",
               "#include <stdatomic.h>", "#include <stdbool.h>",
               "#include <infiniband/verbs.h>", "#include <rdma/ib_user_verbs.h>",
-              node, "struct verbs_sysfs_dev;", "struct verbs_mr;"]
-    missing = [s for s in STRUCTS if struct_text(drv, s) is None]
-    theirs += [struct_text(drv, s) or "" for s in STRUCTS]
+              node, "struct verbs_sysfs_dev;", "struct verbs_mr;",
+              "struct verbs_xrcd;"] + [enum_text(drv, e) or "" for e in ENUMS]
+    missing = [s for s in STRUCTS + STRUCTS_VERBS_H
+               if struct_text(drv, s) is None]
+    theirs += [struct_text(drv, s) or "" for s in STRUCTS + STRUCTS_VERBS_H]
     main = layout_main(ours_members)
     for w, (_, core) in CMDS.items():
         main.append(f'\tprintf("{w} size %zu\\n", sizeof(struct ib_uverbs_cmd_hdr)'
@@ -212,16 +239,32 @@ def check_tag(tmp, tag, ours_members):
             f"wrappers matches ({nops} ops)",
             "\n".join(diff) if diff else "sizes: " + ", ".join(sizes))
 
+    # 1a. verbs_qp in the tag's own verbs.h: comp_mask right after the
+    # union, as provider-abi.h asserts for ours.
+    code = theirs + ["int main(void)", "{",
+                     '\tprintf("%zu %zu %zu\\n", offsetof(struct verbs_qp, comp_mask), '
+                     'sizeof(struct ibv_qp_ex), sizeof(struct verbs_qp));', "}"]
+    out, err = compile_run(d, "theirs_qp", "\n".join(code) + "\n", [d])
+    if out is None:
+        tap(False, f"{tag}: verbs_qp.comp_mask follows the ibv_qp_ex union", err)
+    else:
+        off, qpex, size = out.split()
+        tap(off == qpex, f"{tag}: verbs_qp.comp_mask follows the ibv_qp_ex "
+            f"union", f"here: comp_mask at {off}, sizeof(ibv_qp_ex) {qpex}, "
+            f"sizeof(verbs_qp) {size}")
+
     # 1b. member types: theirs (struct tags renamed, same TU as ours) must
     # be type-compatible member by member. Inline unions/structs are distinct
     # types by definition, so compare their members; the list link is an
     # anonymous struct in ours and a struct list_node in theirs: its layout
     # is checked above.
     renamed = [re.sub(r"^struct (\w+)\s*\{", r"struct theirs_\1 {",
-                      struct_text(drv, s) or "", count=1) for s in STRUCTS]
+                      struct_text(drv, s) or "", count=1)
+               for s in STRUCTS + STRUCTS_VERBS_H]
     code = ['#include "provider-abi.h"', node, *renamed]
     expand = {("verbs_match_ent", "u"): ["u.modalias", "u.driver_id"],
-              ("verbs_device", "entry"): []}
+              ("verbs_device", "entry"): [],
+              ("verbs_qp", "<anon>"): ["qp", "qp_ex"]}
     for s, ms in ours_members.items():
         for m in [x for m0 in ms for x in expand.get((s, m0), [m0])]:
             code.append(f"_Static_assert(__builtin_types_compatible_p("
@@ -269,8 +312,9 @@ def main():
         ["v36.0", "v44.0"] + [newest[m] for m in (56, 57, 58) if m in newest]
 
     ours_src = open(HDR).read()
-    ours_members = {s: members(struct_text(ours_src, s)) for s in STRUCTS}
-    tests_per_tag = 3
+    ours_members = {s: members(struct_text(ours_src, s))
+                    for s in STRUCTS + STRUCTS_VERBS_H}
+    tests_per_tag = 4
     print(f"1..{len(pick) * tests_per_tag + 1}")
     print(f"# ours: verbs_context_ops has {len(ours_members['verbs_context_ops'])} ops")
 
@@ -286,9 +330,11 @@ def main():
             continue
         drv = show(t, "libibverbs/driver.h")
         kabi = show(t, "libibverbs/kern-abi.h")
-        sig = tuple(norm(struct_text(drv, s) or "") for s in STRUCTS) + \
+        sig = tuple(norm(struct_text(drv, s) or "")
+                    for s in STRUCTS + STRUCTS_VERBS_H) + \
+            tuple(norm(enum_text(drv, e) or "") for e in ENUMS) + \
             tuple(norm(prototype(drv, f) or "") for f in FUNCS) + \
-            tuple(bool(re.search(r"DECLARE_CMD\(%s,\s*%s,\s*%s\)" % (e, w, c), kabi))
+            tuple(bool(re.search(r"DECLARE_CMDX?\(%s,\s*%s,\s*%s[,)]" % (e, w, c), kabi))
                   for w, (e, c) in CMDS.items())
         if p in by_pabi and by_pabi[p][1] != sig:
             changes.append(f"{t} differs from {by_pabi[p][0]} (PABI {p})")
