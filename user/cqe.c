@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cqe.h"
+#include "mmio.h"
 
 bool softhca_cqe_owned_by_sw(const struct softhca_cqe *cqe, uint32_t ci,
 			     uint32_t cqe_cnt)
@@ -121,8 +122,11 @@ int softhca_cqe_to_wc(const struct softhca_cqe *cqe, struct ibv_wc *wc)
 		if (softhca_wc_opcode_of_wqe(softhca_cqe_wqe_opcode(cqe),
 					     &wc->opcode, &with_imm))
 			return -EPROTO;
-		if (with_imm)
+		/* The HCA echoes the immediate of SEND_IMM and WRITE_IMM. */
+		if (with_imm) {
 			wc->wc_flags |= IBV_WC_WITH_IMM;
+			wc->imm_data = cqe->imm_inval_pkey;
+		}
 		if (wc->opcode == IBV_WC_COMP_SWAP || wc->opcode == IBV_WC_FETCH_ADD)
 			wc->byte_len = SOFTHCA_ATOMIC_SIZE;
 		else
@@ -158,6 +162,35 @@ int softhca_cqe_to_wc(const struct softhca_cqe *cqe, struct ibv_wc *wc)
 	default:
 		return -EPROTO;
 	}
+}
+
+uint32_t softhca_cq_compact(struct softhca_cqe *ring, uint32_t cqe_cnt,
+			    uint32_t ci, uint32_t qpn)
+{
+	uint32_t end = ci, removed = 0;
+
+	while (end - ci < cqe_cnt && softhca_cqe_get_sw(ring, end, cqe_cnt))
+		end++;
+	/* Ownership of [ci, end) seen: only now read the contents. */
+	udma_from_device_barrier();
+
+	for (uint32_t i = end; i != ci;) {
+		struct softhca_cqe *cqe = &ring[softhca_ring_slot(--i, cqe_cnt)];
+		struct softhca_cqe *to;
+		uint8_t owner;
+
+		if (softhca_cqe_qpn(cqe) == (qpn & SOFTHCA_24BIT_MASK)) {
+			removed++;
+			continue;
+		}
+		if (!removed)
+			continue;
+		to = &ring[softhca_ring_slot(i + removed, cqe_cnt)];
+		owner = to->op_own & SOFTHCA_CQE_OWNER_MASK;
+		memcpy(to, cqe, sizeof(*to));
+		to->op_own = (to->op_own & ~SOFTHCA_CQE_OWNER_MASK) | owner;
+	}
+	return removed;
 }
 
 uint32_t softhca_cq_arm_word(uint32_t arm_sn, bool solicited_only, uint32_t ci)

@@ -68,12 +68,27 @@ int softhca_wc_opcode_of_wqe(uint8_t wqe_opcode, enum ibv_wc_opcode *opcode,
  * Fill every ibv_wc field except wr_id from a CQE the caller owns:
  * status/vendor_err (error CQEs), opcode (requester: from the WQE opcode
  * the HCA copied into the CQE; responder: from the CQE opcode), byte_len,
- * imm_data (network order, as the CQE holds it), wc_flags, qp_num, src_qp,
+ * imm_data (network order, as the CQE holds it; the requester CQE of a
+ * SEND_IMM or WRITE_IMM echoes the WR's), wc_flags, qp_num, src_qp,
  * sl. For error CQEs opcode and byte_len are not meaningful
  * (ibv_poll_cq(3)). Returns 0, or -EPROTO for a CQE opcode or requester
  * WQE opcode softhca never writes.
  */
 int softhca_cqe_to_wc(const struct softhca_cqe *cqe, struct ibv_wc *wc);
+
+/*
+ * Remove the CQEs of QP qpn from the part of the ring the HCA has written
+ * and the consumer has not read yet: the run of CQEs owned by software
+ * from consumer index ci on (at most cqe_cnt). Walking back from the newest,
+ * every other CQE moves up by the number removed so far, keeping the owner
+ * bit of the slot it lands in; the removed CQEs end up in the oldest slots.
+ * Returns that number; the caller adds it to its consumer index and then
+ * writes set_ci. Used when the QP is destroyed or reset, after the HCA
+ * stopped writing CQEs for it; CQEs the HCA writes meanwhile for other QPs
+ * land after the run and are not touched.
+ */
+uint32_t softhca_cq_compact(struct softhca_cqe *ring, uint32_t cqe_cnt,
+			    uint32_t ci, uint32_t qpn);
 
 /*
  * CQ arm word: arm_sn & 3, REQ_NOT_SOL if solicited_only else REQ_NOT,

@@ -3,7 +3,8 @@
  * Host unit test of user/cqe.c: the owner-bit rule over several laps of the
  * ring, every syndrome's ibv_wc_status, CQE -> ibv_wc for requester,
  * responder and error CQEs built byte by byte, immediate byte order, and
- * the CQ arm word and UAR doorbell bits.
+ * the CQ arm word and UAR doorbell bits, and CQ cleaning (the CQEs of one QP
+ * removed from a wrapping run, order and owner bits kept).
  */
 #include <endian.h>
 #include <errno.h>
@@ -215,12 +216,15 @@ static void requester_cqes_to_wc(void)
 		memset(&c, 0, sizeof(c));
 		put32(&c.b[44], 0x300);			/* byte_cnt */
 		put32(&c.b[56], (uint32_t)cases[i].wqe_op << 24 | 0x77);
+		if (cases[i].flags)			/* the echoed immediate */
+			put32(&c.b[36], 0xa1b2c3d4);
 		c.b[63] = SOFTHCA_CQE_REQ << 4;
 		wc_poison(&wc);
 		CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), 0);
 		CHECK_EQ(wc.status, IBV_WC_SUCCESS);
 		CHECK_EQ(wc.opcode, cases[i].op);
 		CHECK_EQ(wc.wc_flags, cases[i].flags);
+		CHECK_EQ(be32toh(wc.imm_data), cases[i].flags ? 0xa1b2c3d4 : 0);
 		CHECK_EQ(wc.byte_len, cases[i].byte_len);
 		CHECK_EQ(wc.qp_num, 0x77);
 		CHECK_EQ(wc.vendor_err, 0);
@@ -323,6 +327,100 @@ static void arm_word_and_doorbell(void)
 	}
 }
 
+/*
+ * CQ cleaning: a ring of cnt CQEs where indexes [first, first + n) were
+ * written by the HCA (owner bit of their lap, opcode REQ) for qpns[i], with
+ * tag i + 1 in byte_cnt; every other slot INVALID with a stale owner bit.
+ */
+static struct softhca_cqe *clean_ring(uint32_t cnt, uint32_t first,
+				      const uint32_t *qpns, uint32_t n)
+{
+	struct softhca_cqe *ring = aligned_alloc(64, cnt * sizeof(*ring));
+
+	if (!ring)
+		exit(2);
+	for (uint32_t s = 0; s < cnt; s++) {
+		memset(&ring[s], 0, sizeof(ring[s]));
+		/* last lap's owner for the first lap's index: stale */
+		ring[s].op_own = SOFTHCA_CQE_INVALID << 4 |
+				 (softhca_owner_of(first, cnt) ^ 1);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct softhca_cqe *c = &ring[softhca_ring_slot(first + i, cnt)];
+
+		c->sop_drop_qpn = htobe32(SOFTHCA_OPCODE_SEND << 24 | qpns[i]);
+		c->byte_cnt = htobe32(i + 1);
+		c->op_own = SOFTHCA_CQE_REQ << 4 | softhca_owner_of(first + i, cnt);
+	}
+	return ring;
+}
+
+/* The tags the consumer sees from ci on, until the first CQE not ready. */
+static uint32_t clean_read(const struct softhca_cqe *ring, uint32_t cnt,
+			   uint32_t ci, uint32_t *tags)
+{
+	uint32_t n = 0;
+	const struct softhca_cqe *c;
+
+	while (n < cnt && (c = softhca_cqe_get_sw(ring, ci + n, cnt)))
+		tags[n++] = be32toh(c->byte_cnt);
+	return n;
+}
+
+static void cq_compact_removes_one_qp(void)
+{
+	/* 8 CQEs at 5..10 in a ring of 8: the run wraps */
+	static const uint32_t qpns[] = { 0xa, 0xb, 0xa, 0xc, 0xa, 0xb };
+	static const uint32_t want[] = { 2, 4, 6 };
+	struct softhca_cqe *ring = clean_ring(8, 5, qpns, 6);
+	uint32_t tags[8];
+
+	CHECK_EQ(softhca_cq_compact(ring, 8, 5, 0xa), 3);
+	/* consumer at 5 + 3: B, C, B in their order, then nothing */
+	CHECK_EQ(clean_read(ring, 8, 8, tags), 3);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(tags[i], want[i]);
+	/* owner bits are the ones of the slots' laps: 8..10 lap 1 */
+	for (uint32_t i = 8; i < 11; i++) {
+		CHECK_EQ(ring[i & 7].op_own & 1, 1);
+		CHECK_EQ(softhca_cqe_qpn(&ring[i & 7]) == 0xa, 0);
+	}
+	/* the slot after the run still belongs to the HCA */
+	CHECK(!softhca_cqe_get_sw(ring, 11, 8));
+	free(ring);
+}
+
+static void cq_compact_no_match_and_all_match(void)
+{
+	static const uint32_t qpns[] = { 1, 2, 3, 4 };
+	static const uint32_t same[] = { 7, 7, 0x1000007, 7 };
+	struct softhca_cqe *ring = clean_ring(4, 2, qpns, 4);
+	struct softhca_cqe *copy = aligned_alloc(64, 4 * sizeof(*copy));
+	uint32_t tags[4];
+
+	if (!copy)
+		exit(2);
+	memcpy(copy, ring, 4 * sizeof(*copy));
+	/* nothing to remove: not a byte changes; full ring: scan stops */
+	CHECK_EQ(softhca_cq_compact(ring, 4, 2, 9), 0);
+	CHECK(!memcmp(copy, ring, 4 * sizeof(*copy)));
+	CHECK_EQ(clean_read(ring, 4, 2, tags), 4);
+	free(ring);
+
+	/* every ready CQE is the QP's (QPN compared on 24 bits): all go;
+	 * same[2] is 0x1000007, whose CQE carries 7 as well */
+	ring = clean_ring(4, 0, same, 4);
+	CHECK_EQ(softhca_cq_compact(ring, 4, 0, 7), 4);
+	CHECK_EQ(clean_read(ring, 4, 4, tags), 0);
+	free(ring);
+
+	/* an empty run */
+	ring = clean_ring(4, 3, qpns, 0);
+	CHECK_EQ(softhca_cq_compact(ring, 4, 3, 1), 0);
+	free(ring);
+	free(copy);
+}
+
 static const struct tap_test tests[] = {
 	{ "owner_bit_single_cases", owner_bit_single_cases },
 	{ "owner_bit_over_ring_laps", owner_bit_over_ring_laps },
@@ -332,6 +430,8 @@ static const struct tap_test tests[] = {
 	{ "responder_cqes_to_wc", responder_cqes_to_wc },
 	{ "unknown_cqe_opcodes", unknown_cqe_opcodes },
 	{ "arm_word_and_doorbell", arm_word_and_doorbell },
+	{ "cq_compact_removes_one_qp", cq_compact_removes_one_qp },
+	{ "cq_compact_no_match_and_all_match", cq_compact_no_match_and_all_match },
 };
 
 TAP_MAIN(tests)
