@@ -39,11 +39,52 @@ static void softhca_free_context(struct ibv_context *ibctx);
 /* Ops left NULL keep libibverbs' stubs, which fail with EOPNOTSUPP. */
 static const struct verbs_context_ops softhca_ctx_ops = {
 	.alloc_pd = softhca_alloc_pd,
+	.cq_event = softhca_cq_event,
+	.create_cq = softhca_create_cq,
+	.create_qp = softhca_create_qp,
+	.create_qp_ex = softhca_create_qp_ex,
 	.dealloc_pd = softhca_dealloc_pd,
+	.dereg_mr = softhca_dereg_mr,
+	.destroy_cq = softhca_destroy_cq,
+	.destroy_qp = softhca_destroy_qp,
 	.free_context = softhca_free_context,
+	.modify_qp = softhca_modify_qp,
+	.poll_cq = softhca_poll_cq,
+	.post_recv = softhca_post_recv,
+	.post_send = softhca_post_send,
 	.query_device_ex = softhca_query_device_ex,
 	.query_port = softhca_query_port,
+	.query_qp = softhca_query_qp,
+	.reg_mr = softhca_reg_mr,
+	.req_notify_cq = softhca_req_notify_cq,
 };
+
+int softhca_lock_init(struct softhca_lock *l, bool need_lock)
+{
+	l->need_lock = need_lock;
+	return pthread_spin_init(&l->lock, PTHREAD_PROCESS_PRIVATE);
+}
+
+void softhca_lock_destroy(struct softhca_lock *l)
+{
+	pthread_spin_destroy(&l->lock);
+}
+
+/* A boolean from the environment: set and not "0". */
+static bool env_flag(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+static void unmap_pages(struct softhca_context *ctx)
+{
+	if (ctx->uar)
+		munmap(ctx->uar, ctx->uar_size);
+	if (ctx->engine)
+		munmap((void *)ctx->engine, ctx->engine_size);
+}
 
 static struct verbs_context *softhca_alloc_context(struct ibv_device *ibdev,
 						   int cmd_fd,
@@ -105,9 +146,42 @@ static struct verbs_context *softhca_alloc_context(struct ibv_device *ibdev,
 		goto err_uninit;
 	}
 
+	/* The engine flags page (DESIGN.md §5), if this kernel has one (a
+	 * shorter response leaves the offset 0). Only QPs need it. */
+	if (resp.drv.engine_mmap_offset) {
+		void *p;
+
+		if (resp.drv.engine_mmap_offset % ctx->page_size) {
+			errno = EPROTO;
+			goto err_unmap;
+		}
+		ctx->engine_size = ctx->page_size;
+		p = mmap(NULL, ctx->engine_size, PROT_READ, MAP_SHARED, cmd_fd,
+			 (off_t)resp.drv.engine_mmap_offset);
+		if (p == MAP_FAILED)
+			goto err_unmap;
+		ctx->engine = p;
+	}
+
+	ctx->single_threaded = env_flag("SOFTHCA_SINGLE_THREADED");
+	ctx->prefer_bf = env_flag("SOFTHCA_POST_SEND_PREFER_BF");
+	ctx->wqe_sig = env_flag("SOFTHCA_WQE_SIGNATURE");
+	ctx->bf_offset = SOFTHCA_UAR_BF_OFFSET;
+	/* Not needed while one QP owns the UAR: its SQ lock covers it. */
+	if (softhca_lock_init(&ctx->bf_lock, false))
+		goto err_unmap;
+	if (pthread_mutex_init(&ctx->qp_table_mutex, NULL)) {
+		softhca_lock_destroy(&ctx->bf_lock);
+		goto err_unmap;
+	}
+
 	verbs_set_ops(&ctx->vctx, &softhca_ctx_ops);
 	return &ctx->vctx;
 
+err_unmap:
+	ret = errno;
+	unmap_pages(ctx);
+	errno = ret;
 err_uninit:
 	ret = errno;
 	verbs_uninit_context(&ctx->vctx);	/* closes cmd_fd */
@@ -117,13 +191,16 @@ err_uninit:
 }
 
 /* ibv_close_device(). Objects still open are the kernel's to clean up when
- * cmd_fd closes; the mapping goes first so no store can follow. */
+ * cmd_fd closes (their provider memory is not freed: libibverbs does not
+ * tell us about them); the mappings go first so no store can follow. */
 static void softhca_free_context(struct ibv_context *ibctx)
 {
 	struct softhca_context *ctx = to_sctx(ibctx);
 
-	if (ctx->uar)
-		munmap(ctx->uar, ctx->uar_size);
+	unmap_pages(ctx);
+	softhca_qp_table_free(ctx);
+	pthread_mutex_destroy(&ctx->qp_table_mutex);
+	softhca_lock_destroy(&ctx->bf_lock);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
 }

@@ -3,21 +3,28 @@
  * softhca.h - the provider's objects and the ops each file implements.
  *
  * Files: softhca.c (registration, device, context), query.c (device and
- * port queries), pd.c; the data path adds cq.c, qp.c, send.c, recv.c.
- * mmio.h holds the barriers and doorbell stores, provider-abi.h the
- * libibverbs private interface.
+ * port queries), pd.c, mr.c, cq.c (create/destroy, req_notify, cq_event),
+ * poll.c (poll_cq, CQ cleaning), qp.c (create/modify/query/destroy, the QP
+ * table), send.c (post_send, doorbell), recv.c (post_recv), engine.c (the
+ * wake-up call). mmio.h holds the barriers and doorbell stores,
+ * provider-abi.h the libibverbs private interface; wqe.c, cqe.c and ring.h
+ * are the pure encoders and parsers of the queue formats.
  */
 #ifndef SOFTHCA_H
 #define SOFTHCA_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/softhca-abi.h>
+#include <rdma/softhca-queue.h>
 
 #include "mmio.h"
 #include "provider-abi.h"
+#include "ring.h"
 
 #define softhca_container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
@@ -26,6 +33,39 @@ struct softhca_device {
 	struct verbs_device vdev;
 };
 
+/*
+ * A spinlock that can be switched off: SOFTHCA_SINGLE_THREADED=1 in the
+ * environment promises that the application calls the data path of a
+ * context from one thread at a time, and the provider then takes no locks
+ * at all (as MLX5_SINGLE_THREADED does for mlx5).
+ */
+struct softhca_lock {
+	pthread_spinlock_t lock;
+	bool need_lock;
+};
+
+static inline void softhca_lock(struct softhca_lock *l)
+{
+	if (l->need_lock)
+		pthread_spin_lock(&l->lock);
+}
+
+static inline void softhca_unlock(struct softhca_lock *l)
+{
+	if (l->need_lock)
+		pthread_spin_unlock(&l->lock);
+}
+
+int softhca_lock_init(struct softhca_lock *l, bool need_lock);
+void softhca_lock_destroy(struct softhca_lock *l);
+
+/* The QP table: QPN (24 bits) -> QP, two levels of 4096 entries. */
+#define SOFTHCA_QP_TABLE_SHIFT	12
+#define SOFTHCA_QP_TABLE_SIZE	(1U << SOFTHCA_QP_TABLE_SHIFT)
+#define SOFTHCA_QP_TABLE_MASK	(SOFTHCA_QP_TABLE_SIZE - 1)
+
+struct softhca_qp;
+
 struct softhca_context {
 	struct verbs_context vctx;
 
@@ -33,6 +73,28 @@ struct softhca_context {
 	 * (softhca-queue.h). Mapped write-only for the context's lifetime. */
 	void *uar;
 	size_t uar_size;
+
+	/* The device's engine flags page, read-only; NULL if the kernel
+	 * offered none (then no QP can be created). */
+	const struct softhca_engine_page *engine;
+	size_t engine_size;
+
+	/* BlueFlame: the next of the two buffers, and its lock, needed only
+	 * once two QPs of this context share the UAR (seed §3.1 step 3.5). */
+	struct softhca_lock bf_lock;
+	uint32_t bf_offset;
+
+	/* QPN -> QP for poll_cq. Second levels are allocated under the mutex
+	 * and published with a release store; poll_cq reads without locks.
+	 * They are freed only with the context. */
+	pthread_mutex_t qp_table_mutex;
+	struct softhca_qp **qp_table[SOFTHCA_QP_TABLE_SIZE];
+	uint32_t qp_count;		/* under qp_table_mutex */
+
+	/* Environment, read once at open. */
+	bool single_threaded;		/* SOFTHCA_SINGLE_THREADED=1 */
+	bool prefer_bf;			/* SOFTHCA_POST_SEND_PREFER_BF=1 */
+	bool wqe_sig;			/* SOFTHCA_WQE_SIGNATURE=1 */
 
 	/* From softhca_alloc_ucontext_resp. */
 	uint32_t model_rev;
@@ -53,6 +115,62 @@ struct softhca_pd {
 	uint32_t pdn;
 };
 
+struct softhca_cq {
+	struct ibv_cq ibv_cq;
+	struct softhca_lock lock;
+	uint32_t cqn;
+	uint32_t cqe_cnt;		/* power of two */
+	struct softhca_cqe *ring;	/* at the start of the mapping */
+	struct softhca_cq_dbr *dbr;
+	void *map;
+	size_t map_size;
+	uint32_t cons_index;		/* under lock; read by req_notify */
+	uint32_t arm_sn;		/* cq_event increments it */
+	struct softhca_qp *last_qp;	/* lookup cache, under lock */
+};
+
+/* Send queue. Counters are free-running: cur_post in WQEBBs, head and tail
+ * in WRs; wrid[] and wqe_head[] are indexed by the WQEBB slot of a WQE's
+ * control segment. */
+struct softhca_sq {
+	struct softhca_lock lock;
+	struct softhca_ring ring;	/* wqebb_cnt * 64 bytes */
+	uint32_t wqebb_cnt;		/* power of two */
+	uint32_t max_post;		/* WRs the SQ holds */
+	uint32_t max_wqebbs;		/* largest WQE of this QP */
+	uint32_t max_gs;		/* max_send_sge granted */
+	uint32_t max_inline;		/* max_inline_data granted */
+	uint32_t cur_post;		/* under lock */
+	uint32_t head;			/* under lock */
+	uint32_t tail;			/* written by poll_cq under the CQ lock */
+	uint64_t *wrid;
+	uint32_t *wqe_head;
+};
+
+/* Receive queue: head and tail count WQEs. */
+struct softhca_rq {
+	struct softhca_lock lock;
+	uint8_t *buf;
+	uint32_t wqe_cnt;		/* power of two, or 0: no RQ */
+	uint32_t wqe_shift;		/* log2 of the stride */
+	uint32_t max_gs;		/* data segments per WQE */
+	uint32_t head;			/* under lock */
+	uint32_t tail;			/* written by poll_cq under the CQ lock */
+	uint64_t *wrid;
+};
+
+struct softhca_qp {
+	struct verbs_qp vqp;
+	uint32_t qpn;
+	bool sig_all;			/* sq_sig_all */
+	bool wqe_sig;			/* WQE signatures granted */
+	struct softhca_qp_dbr *dbr;
+	void *map;
+	size_t map_size;
+	struct softhca_sq sq;
+	struct softhca_rq rq;
+};
+
 static inline struct softhca_device *to_sdev(struct ibv_device *ibdev)
 {
 	return softhca_container_of(ibdev, struct softhca_device, vdev.device);
@@ -69,6 +187,49 @@ static inline struct softhca_pd *to_spd(struct ibv_pd *ibpd)
 	return softhca_container_of(ibpd, struct softhca_pd, ibv_pd);
 }
 
+static inline struct softhca_cq *to_scq(struct ibv_cq *ibcq)
+{
+	return softhca_container_of(ibcq, struct softhca_cq, ibv_cq);
+}
+
+static inline struct softhca_qp *to_sqp(struct ibv_qp *ibqp)
+{
+	return softhca_container_of(ibqp, struct softhca_qp, vqp.qp);
+}
+
+/* The QP with this QPN, or NULL. No lock: see qp_table. */
+static inline struct softhca_qp *softhca_find_qp(struct softhca_context *ctx,
+						 uint32_t qpn)
+{
+	struct softhca_qp **t;
+
+	qpn &= SOFTHCA_24BIT_MASK;
+	t = __atomic_load_n(&ctx->qp_table[qpn >> SOFTHCA_QP_TABLE_SHIFT],
+			    __ATOMIC_ACQUIRE);
+	if (!t)
+		return NULL;
+	return __atomic_load_n(&t[qpn & SOFTHCA_QP_TABLE_MASK],
+			       __ATOMIC_ACQUIRE);
+}
+
+/* engine.c: the ENGINE_WAKE call. Returns 0 or an errno value. */
+int softhca_engine_wake(struct softhca_context *ctx);
+
+/*
+ * After a doorbell (DESIGN.md §5): full barrier between the doorbell store
+ * and the NEED_WAKEUP load, then one wake-up call only if the engine is
+ * asleep. The engine does the mirror image before it sleeps.
+ */
+static inline void softhca_engine_kick(struct softhca_context *ctx)
+{
+	if (!ctx->engine)
+		return;
+	udma_full_barrier();
+	if (__atomic_load_n(&ctx->engine->flags, __ATOMIC_RELAXED) &
+	    SOFTHCA_ENGINE_NEED_WAKEUP)
+		softhca_engine_wake(ctx);
+}
+
 /* query.c */
 int softhca_query_device_ex(struct ibv_context *ibctx,
 			    const struct ibv_query_device_ex_input *input,
@@ -79,5 +240,44 @@ int softhca_query_port(struct ibv_context *ibctx, uint8_t port,
 /* pd.c */
 struct ibv_pd *softhca_alloc_pd(struct ibv_context *ibctx);
 int softhca_dealloc_pd(struct ibv_pd *ibpd);
+
+/* mr.c */
+struct ibv_mr *softhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
+			      uint64_t hca_va, int access);
+int softhca_dereg_mr(struct verbs_mr *vmr);
+
+/* cq.c */
+struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
+				 struct ibv_comp_channel *channel,
+				 int comp_vector);
+int softhca_destroy_cq(struct ibv_cq *ibcq);
+int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+void softhca_cq_event(struct ibv_cq *ibcq);
+
+/* poll.c */
+int softhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
+/* Drop every CQE of qpn not yet polled; forget cached QP pointers. Call
+ * with the CQ lock held. */
+void softhca_cq_clean_locked(struct softhca_cq *cq, uint32_t qpn);
+
+/* qp.c */
+struct ibv_qp *softhca_create_qp(struct ibv_pd *ibpd,
+				 struct ibv_qp_init_attr *attr);
+struct ibv_qp *softhca_create_qp_ex(struct ibv_context *ibctx,
+				    struct ibv_qp_init_attr_ex *attr);
+int softhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		      int attr_mask);
+int softhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		     int attr_mask, struct ibv_qp_init_attr *init_attr);
+int softhca_destroy_qp(struct ibv_qp *ibqp);
+void softhca_qp_table_free(struct softhca_context *ctx);
+
+/* send.c */
+int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr);
+
+/* recv.c */
+int softhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
 
 #endif /* SOFTHCA_H */

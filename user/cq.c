@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * cq.c - completion queues: create/destroy (the kernel allocates the CQE
+ * ring and its doorbell record in one mapping), arming (seed §5.3) and
+ * cq_event. Polling is in poll.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "cqe.h"
+#include "softhca.h"
+
+struct softhca_create_cq_cmd {
+	struct ibv_create_cq ibv_cmd;
+	struct softhca_create_cq_req drv;
+};
+
+struct softhca_create_cq_resp_buf {
+	/* struct ib_uverbs_create_cq_resp */
+	__u32 cq_handle;
+	__u32 cqe;
+	struct softhca_create_cq_resp drv;
+};
+
+_Static_assert(offsetof(struct softhca_create_cq_cmd, drv) ==
+		       sizeof(struct ibv_create_cq),
+	       "udata must follow the core command");
+_Static_assert(offsetof(struct softhca_create_cq_resp_buf, drv) ==
+		       sizeof(struct ib_uverbs_create_cq_resp),
+	       "udata must follow the core response");
+
+/* The geometry the kernel returned must describe one sane mapping. */
+static bool cq_resp_ok(const struct softhca_context *ctx,
+		       const struct softhca_create_cq_resp *r)
+{
+	uint64_t ring = (uint64_t)r->cqe_cnt * SOFTHCA_CQE_SIZE;
+
+	return softhca_is_pow2(r->cqe_cnt) &&
+	       r->mmap_size && r->mmap_size % ctx->page_size == 0 &&
+	       r->mmap_offset % ctx->page_size == 0 &&
+	       r->dbr_offset % sizeof(struct softhca_cq_dbr) == 0 &&
+	       r->dbr_offset >= ring &&
+	       r->dbr_offset + sizeof(struct softhca_cq_dbr) <= r->mmap_size;
+}
+
+struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
+				 struct ibv_comp_channel *channel,
+				 int comp_vector)
+{
+	struct softhca_context *ctx = to_sctx(ibctx);
+	struct softhca_create_cq_resp_buf resp;
+	struct softhca_create_cq_cmd cmd;
+	struct softhca_cq *cq;
+	int ret;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = softhca_lock_init(&cq->lock, !ctx->single_threaded);
+	if (ret)
+		goto err_free;
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibv_cq,
+				&cmd.ibv_cmd, sizeof(cmd),
+				(struct ib_uverbs_create_cq_resp *)(void *)&resp,
+				sizeof(resp));
+	if (ret)
+		goto err_lock;
+
+	if (!cq_resp_ok(ctx, &resp.drv)) {
+		ret = EPROTO;
+		goto err_destroy;
+	}
+	cq->cqn = resp.drv.cqn;
+	cq->cqe_cnt = resp.drv.cqe_cnt;
+	cq->map_size = resp.drv.mmap_size;
+	cq->map = mmap(NULL, cq->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       ibctx->cmd_fd, (off_t)resp.drv.mmap_offset);
+	if (cq->map == MAP_FAILED) {
+		ret = errno;
+		goto err_destroy;
+	}
+	cq->ring = cq->map;
+	cq->dbr = (struct softhca_cq_dbr *)((uint8_t *)cq->map +
+					    resp.drv.dbr_offset);
+	return &cq->ibv_cq;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->ibv_cq);
+err_lock:
+	softhca_lock_destroy(&cq->lock);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+int softhca_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct softhca_cq *cq = to_scq(ibcq);
+	int ret;
+
+	ret = ibv_cmd_destroy_cq(ibcq);
+	if (ret)
+		return ret;
+	munmap(cq->map, cq->map_size);
+	softhca_lock_destroy(&cq->lock);
+	free(cq);
+	return 0;
+}
+
+/*
+ * ibv_req_notify_cq (seed §5.3): the arm word (arm_sn, solicited or all,
+ * consumer index) into the doorbell record, then the same word with the CQN
+ * as one 64-bit store to the UAR. The record is what the engine acts on;
+ * the UAR store and the wake-up make sure it looks.
+ */
+int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct softhca_context *ctx = to_sctx(ibcq->context);
+	struct softhca_cq *cq = to_scq(ibcq);
+	uint32_t ci = __atomic_load_n(&cq->cons_index, __ATOMIC_RELAXED);
+	uint32_t sn = __atomic_load_n(&cq->arm_sn, __ATOMIC_RELAXED);
+	uint32_t arm = softhca_cq_arm_word(sn, solicited_only, ci);
+
+	__atomic_store_n(&cq->dbr->arm, htobe32(arm), __ATOMIC_RELAXED);
+	/* The record before the UAR store (step 3). */
+	mmio_wc_start();
+	mmio_write64_be((uint8_t *)ctx->uar + SOFTHCA_UAR_CQ_DB_OFFSET,
+			htobe64(softhca_cq_doorbell(arm, cq->cqn)));
+	/* Step 5: push the write-combined store out. */
+	mmio_flush_writes();
+	softhca_engine_kick(ctx);
+	return 0;
+}
+
+/* libibverbs got an event for this CQ: the next arm carries arm_sn + 1. */
+void softhca_cq_event(struct ibv_cq *ibcq)
+{
+	__atomic_fetch_add(&to_scq(ibcq)->arm_sn, 1, __ATOMIC_RELAXED);
+}

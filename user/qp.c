@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * qp.c - RC queue pairs: create (the kernel sizes both queues and returns
+ * the geometry; the provider maps it and keeps its software state: wrid[],
+ * wqe_head[], counters), modify, query, destroy, and the context's QP table
+ * that poll_cq uses to find a QP by the QPN of a CQE.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "softhca.h"
+#include "wqe.h"
+
+struct softhca_create_qp_cmd {
+	struct ibv_create_qp ibv_cmd;
+	struct softhca_create_qp_req drv;
+};
+
+struct softhca_create_qp_resp_buf {
+	_Alignas(8) __u8 core[sizeof(struct ib_uverbs_create_qp_resp)];
+	struct softhca_create_qp_resp drv;
+};
+
+_Static_assert(offsetof(struct softhca_create_qp_cmd, drv) ==
+		       sizeof(struct ibv_create_qp),
+	       "udata must follow the core command");
+_Static_assert(offsetof(struct softhca_create_qp_resp_buf, drv) ==
+		       sizeof(struct ib_uverbs_create_qp_resp),
+	       "udata must follow the core response");
+
+/* ---- the QP table ---------------------------------------------------- */
+
+static int qp_table_insert(struct softhca_context *ctx, struct softhca_qp *qp)
+{
+	uint32_t top = qp->qpn >> SOFTHCA_QP_TABLE_SHIFT;
+	struct softhca_qp **t;
+	int ret = 0;
+
+	pthread_mutex_lock(&ctx->qp_table_mutex);
+	t = ctx->qp_table[top];
+	if (!t) {
+		t = calloc(SOFTHCA_QP_TABLE_SIZE, sizeof(*t));
+		if (!t) {
+			ret = ENOMEM;
+			goto out;
+		}
+		__atomic_store_n(&ctx->qp_table[top], t, __ATOMIC_RELEASE);
+	}
+	if (t[qp->qpn & SOFTHCA_QP_TABLE_MASK]) {
+		ret = EEXIST;
+		goto out;
+	}
+	__atomic_store_n(&t[qp->qpn & SOFTHCA_QP_TABLE_MASK], qp,
+			 __ATOMIC_RELEASE);
+	/* A second QP shares the UAR: BlueFlame needs its lock from now on. */
+	if (++ctx->qp_count > 1 && !ctx->single_threaded)
+		__atomic_store_n(&ctx->bf_lock.need_lock, true,
+				 __ATOMIC_RELAXED);
+out:
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+	return ret;
+}
+
+static void qp_table_remove(struct softhca_context *ctx, struct softhca_qp *qp)
+{
+	struct softhca_qp **t;
+
+	pthread_mutex_lock(&ctx->qp_table_mutex);
+	t = ctx->qp_table[qp->qpn >> SOFTHCA_QP_TABLE_SHIFT];
+	if (t && t[qp->qpn & SOFTHCA_QP_TABLE_MASK] == qp) {
+		__atomic_store_n(&t[qp->qpn & SOFTHCA_QP_TABLE_MASK], NULL,
+				 __ATOMIC_RELEASE);
+		ctx->qp_count--;
+	}
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+}
+
+void softhca_qp_table_free(struct softhca_context *ctx)
+{
+	for (uint32_t i = 0; i < SOFTHCA_QP_TABLE_SIZE; i++)
+		free(ctx->qp_table[i]);
+}
+
+/* ---- the CQs of a QP ------------------------------------------------- */
+
+/* Lock the QP's CQs (one or two) in a fixed order: by address. */
+static void lock_cqs(struct softhca_cq *a, struct softhca_cq *b)
+{
+	if (a == b || !b) {
+		softhca_lock(&a->lock);
+	} else if (a < b) {
+		softhca_lock(&a->lock);
+		softhca_lock(&b->lock);
+	} else {
+		softhca_lock(&b->lock);
+		softhca_lock(&a->lock);
+	}
+}
+
+static void unlock_cqs(struct softhca_cq *a, struct softhca_cq *b)
+{
+	softhca_unlock(&a->lock);
+	if (b && b != a)
+		softhca_unlock(&b->lock);
+}
+
+/* Forget every CQE of this QP not polled yet, on both of its CQs. */
+static void clean_cqs(struct softhca_qp *qp)
+{
+	struct softhca_cq *scq = to_scq(qp->vqp.qp.send_cq);
+	struct softhca_cq *rcq = to_scq(qp->vqp.qp.recv_cq);
+
+	softhca_cq_clean_locked(scq, qp->qpn);
+	if (rcq != scq)
+		softhca_cq_clean_locked(rcq, qp->qpn);
+}
+
+/* ---- create ---------------------------------------------------------- */
+
+/*
+ * The geometry the kernel returned: every queue inside the mapping, rings
+ * of a power-of-two count, and an SQ that holds max_post WQEs of the
+ * largest size this QP can build.
+ */
+static bool qp_resp_ok(const struct softhca_context *ctx,
+		       const struct softhca_create_qp_resp *r, bool sig)
+{
+	uint64_t sq_end = (uint64_t)r->sq_offset +
+			  (uint64_t)r->sq_wqebb_cnt * SOFTHCA_SEND_WQE_BB;
+	uint64_t rq_end;
+
+	if (!r->mmap_size || r->mmap_size % ctx->page_size ||
+	    r->mmap_offset % ctx->page_size)
+		return false;
+	if (!softhca_is_pow2(r->sq_wqebb_cnt) ||
+	    r->sq_offset % SOFTHCA_SEND_WQE_BB || sq_end > r->mmap_size ||
+	    r->sq_wqebb_cnt > 0x10000)
+		return false;
+	if (!r->sq_max_post || !r->sq_max_wqebbs ||
+	    r->sq_max_wqebbs > softhca_ds_to_wqebbs(SOFTHCA_WQE_MAX_DS) ||
+	    (uint64_t)r->sq_max_post * r->sq_max_wqebbs > r->sq_wqebb_cnt)
+		return false;
+	if (r->rq_wqe_cnt) {
+		if (!softhca_is_pow2(r->rq_wqe_cnt) || r->rq_wqe_cnt > 0x10000 ||
+		    r->rq_wqe_shift < SOFTHCA_DS_SHIFT || r->rq_wqe_shift > 16)
+			return false;
+		rq_end = (uint64_t)r->rq_offset +
+			 ((uint64_t)r->rq_wqe_cnt << r->rq_wqe_shift);
+		if (r->rq_offset % SOFTHCA_DS_SIZE || rq_end > r->mmap_size ||
+		    r->rq_max_gs > softhca_recv_max_gs(1U << r->rq_wqe_shift,
+						       sig))
+			return false;
+	}
+	return r->dbr_offset % sizeof(struct softhca_qp_dbr) == 0 &&
+	       r->dbr_offset + sizeof(struct softhca_qp_dbr) <= r->mmap_size;
+}
+
+static void qp_free_sw(struct softhca_qp *qp)
+{
+	free(qp->sq.wrid);
+	free(qp->sq.wqe_head);
+	free(qp->rq.wrid);
+	softhca_lock_destroy(&qp->sq.lock);
+	softhca_lock_destroy(&qp->rq.lock);
+	free(qp);
+}
+
+static int qp_map(struct softhca_context *ctx, struct softhca_qp *qp,
+		  const struct softhca_create_qp_resp *r,
+		  const struct ibv_qp_cap *cap)
+{
+	uint8_t *map;
+
+	qp->map_size = r->mmap_size;
+	map = mmap(NULL, qp->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   ctx->vctx.context.cmd_fd, (off_t)r->mmap_offset);
+	if (map == MAP_FAILED)
+		return errno;
+	qp->map = map;
+	qp->dbr = (struct softhca_qp_dbr *)(map + r->dbr_offset);
+
+	qp->sq.ring.buf = map + r->sq_offset;
+	qp->sq.ring.size = r->sq_wqebb_cnt * SOFTHCA_SEND_WQE_BB;
+	qp->sq.wqebb_cnt = r->sq_wqebb_cnt;
+	qp->sq.max_post = r->sq_max_post;
+	qp->sq.max_wqebbs = r->sq_max_wqebbs;
+	qp->sq.max_gs = cap->max_send_sge;
+	qp->sq.max_inline = r->max_inline_data;
+
+	qp->rq.buf = map + r->rq_offset;
+	qp->rq.wqe_cnt = r->rq_wqe_cnt;
+	qp->rq.wqe_shift = r->rq_wqe_shift;
+	qp->rq.max_gs = r->rq_max_gs;
+
+	qp->sq.wrid = calloc(qp->sq.wqebb_cnt, sizeof(*qp->sq.wrid));
+	qp->sq.wqe_head = calloc(qp->sq.wqebb_cnt, sizeof(*qp->sq.wqe_head));
+	qp->rq.wrid = calloc(qp->rq.wqe_cnt ? qp->rq.wqe_cnt : 1,
+			     sizeof(*qp->rq.wrid));
+	if (!qp->sq.wrid || !qp->sq.wqe_head || !qp->rq.wrid)
+		return ENOMEM;
+	return 0;
+}
+
+static struct ibv_qp *create_qp(struct ibv_context *ibctx,
+				struct ibv_qp_init_attr_ex *attr)
+{
+	struct softhca_context *ctx = to_sctx(ibctx);
+	struct softhca_create_qp_resp_buf resp;
+	struct softhca_create_qp_cmd cmd;
+	struct softhca_qp *qp;
+	int ret;
+
+	if (attr->qp_type != IBV_QPT_RC || attr->srq ||
+	    (attr->comp_mask & ~IBV_QP_INIT_ATTR_PD) ||
+	    !(attr->comp_mask & IBV_QP_INIT_ATTR_PD)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!attr->send_cq || !attr->recv_cq || !attr->pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* Without the engine page a doorbell could be lost (DESIGN.md §5). */
+	if (!ctx->engine) {
+		errno = EPROTO;
+		return NULL;
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = softhca_lock_init(&qp->sq.lock, !ctx->single_threaded);
+	if (!ret) {
+		ret = softhca_lock_init(&qp->rq.lock, !ctx->single_threaded);
+		if (ret)
+			softhca_lock_destroy(&qp->sq.lock);
+	}
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	cmd.drv.flags = ctx->wqe_sig ? SOFTHCA_QP_FLAG_SIGNATURE : 0;
+	ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
+				   sizeof(cmd),
+				   (struct ib_uverbs_create_qp_resp *)(void *)&resp,
+				   sizeof(resp));
+	if (ret) {
+		qp_free_sw(qp);
+		errno = ret;
+		return NULL;
+	}
+
+	qp->qpn = qp->vqp.qp.qp_num;
+	qp->sig_all = attr->sq_sig_all;
+	qp->wqe_sig = resp.drv.flags & SOFTHCA_QP_FLAG_SIGNATURE;
+	if (!qp_resp_ok(ctx, &resp.drv, qp->wqe_sig)) {
+		ret = EPROTO;
+		goto err_destroy;
+	}
+	ret = qp_map(ctx, qp, &resp.drv, &attr->cap);
+	if (ret)
+		goto err_destroy;
+	ret = qp_table_insert(ctx, qp);
+	if (ret)
+		goto err_destroy;
+	return &qp->vqp.qp;
+
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+	if (qp->map)
+		munmap(qp->map, qp->map_size);
+	qp_free_sw(qp);
+	errno = ret;
+	return NULL;
+}
+
+struct ibv_qp *softhca_create_qp_ex(struct ibv_context *ibctx,
+				    struct ibv_qp_init_attr_ex *attr)
+{
+	return create_qp(ibctx, attr);
+}
+
+struct ibv_qp *softhca_create_qp(struct ibv_pd *ibpd,
+				 struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex;
+	struct ibv_qp *qp;
+
+	memset(&ex, 0, sizeof(ex));
+	ex.qp_context = attr->qp_context;
+	ex.send_cq = attr->send_cq;
+	ex.recv_cq = attr->recv_cq;
+	ex.srq = attr->srq;
+	ex.cap = attr->cap;
+	ex.qp_type = attr->qp_type;
+	ex.sq_sig_all = attr->sq_sig_all;
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = ibpd;
+	qp = create_qp(ibpd->context, &ex);
+	if (qp)
+		attr->cap = ex.cap;		/* what the kernel granted */
+	return qp;
+}
+
+/* ---- modify, query, destroy ------------------------------------------ */
+
+/* Back to RESET: the queues start over at 0, as the HCA's do. */
+static void qp_reset_queues(struct softhca_qp *qp)
+{
+	struct softhca_cq *scq = to_scq(qp->vqp.qp.send_cq);
+	struct softhca_cq *rcq = to_scq(qp->vqp.qp.recv_cq);
+
+	lock_cqs(scq, rcq);
+	clean_cqs(qp);
+	unlock_cqs(scq, rcq);
+
+	softhca_lock(&qp->sq.lock);
+	softhca_lock(&qp->rq.lock);
+	qp->sq.cur_post = 0;
+	qp->sq.head = 0;
+	__atomic_store_n(&qp->sq.tail, 0, __ATOMIC_RELAXED);
+	qp->rq.head = 0;
+	__atomic_store_n(&qp->rq.tail, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&qp->dbr->rcv_counter, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&qp->dbr->snd_counter, 0, __ATOMIC_RELAXED);
+	softhca_unlock(&qp->rq.lock);
+	softhca_unlock(&qp->sq.lock);
+}
+
+int softhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		      int attr_mask)
+{
+	struct ibv_modify_qp cmd;
+	int ret;
+
+	memset(&cmd, 0, sizeof(cmd));
+	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET)
+		qp_reset_queues(to_sqp(ibqp));
+	return 0;
+}
+
+int softhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		     int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_query_qp cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+				sizeof(cmd));
+}
+
+/*
+ * Destroy in the kernel first (after that no CQE of this QP is written),
+ * then, under both CQ locks so that no poll_cq is between a lookup and its
+ * use, drop its CQEs and its table entry.
+ */
+int softhca_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct softhca_context *ctx = to_sctx(ibqp->context);
+	struct softhca_qp *qp = to_sqp(ibqp);
+	struct softhca_cq *scq = to_scq(ibqp->send_cq);
+	struct softhca_cq *rcq = to_scq(ibqp->recv_cq);
+	int ret;
+
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+
+	lock_cqs(scq, rcq);
+	clean_cqs(qp);
+	qp_table_remove(ctx, qp);
+	unlock_cqs(scq, rcq);
+
+	munmap(qp->map, qp->map_size);
+	qp_free_sw(qp);
+	return 0;
+}

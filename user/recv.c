@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * recv.c - ibv_post_recv (seed §4.1, §4.3).
+ *
+ * Under the RQ lock, per WR: room in the RQ (re-checked under the receive
+ * CQ's lock when it looks full), num_sge against the WQE's capacity, then
+ * the WQE in its fixed-stride slot (wqe.c: data pointers for the non-empty
+ * SGEs, the sentinel if they do not fill the stride, the optional
+ * signature) and its wr_id in rq.wrid[]. num_sge == 0 is a valid
+ * zero-capacity receive. Then udma_to_device_barrier and the RCV doorbell
+ * record. No UAR store and no wake-up: the engine reads the record when a
+ * message arrives (and again on every RNR retry).
+ */
+#include <errno.h>
+
+#include "softhca.h"
+#include "wqe.h"
+
+static bool rq_overflow(struct softhca_qp *qp, uint32_t nreq)
+{
+	struct softhca_rq *rq = &qp->rq;
+	struct softhca_cq *cq;
+	uint32_t tail;
+
+	tail = __atomic_load_n(&rq->tail, __ATOMIC_RELAXED);
+	if (!softhca_wq_overflow(rq->head, tail, nreq, rq->wqe_cnt))
+		return false;
+	cq = to_scq(qp->vqp.qp.recv_cq);
+	softhca_lock(&cq->lock);
+	tail = __atomic_load_n(&rq->tail, __ATOMIC_RELAXED);
+	softhca_unlock(&cq->lock);
+	return softhca_wq_overflow(rq->head, tail, nreq, rq->wqe_cnt);
+}
+
+int softhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr)
+{
+	struct softhca_qp *qp = to_sqp(ibqp);
+	struct softhca_rq *rq = &qp->rq;
+	uint32_t stride = 1U << rq->wqe_shift;
+	uint32_t nreq = 0;
+	int err = 0;
+
+	softhca_lock(&rq->lock);
+	for (; wr; wr = wr->next, nreq++) {
+		uint32_t n = rq->head + nreq;
+		uint32_t idx;
+
+		if (rq_overflow(qp, nreq)) {
+			err = ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_gs) {
+			err = EINVAL;
+			break;
+		}
+		idx = softhca_ring_slot(n, rq->wqe_cnt);
+		if (softhca_set_recv_wqe(rq->buf + ((size_t)idx << rq->wqe_shift),
+					 stride, qp->wqe_sig, wr->sg_list,
+					 wr->num_sge, qp->qpn,
+					 (uint16_t)n) < 0) {
+			err = EINVAL;
+			break;
+		}
+		rq->wrid[idx] = wr->wr_id;
+	}
+
+	if (nreq) {
+		rq->head += nreq;
+		/* The WQEs before the producer counter (step 3.1). */
+		udma_to_device_barrier();
+		__atomic_store_n(&qp->dbr->rcv_counter,
+				 htobe32(softhca_wq_dbr_value(rq->head)),
+				 __ATOMIC_RELAXED);
+	}
+	softhca_unlock(&rq->lock);
+
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
