@@ -1,0 +1,831 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Host unit test of the provider's data path (user/send.c, recv.c, poll.c)
+ * over queues in ordinary memory: a fake UAR page, doorbell records and
+ * engine page, and CQEs written by the test (or by a fake engine thread).
+ * Checks post_send step by step (WQE bytes, wrid[]/wqe_head[], the SND
+ * record, BlueFlame copy vs. 64-bit doorbell and the buffer toggle, bad_wr
+ * for each kind of error, the overflow check and its recovery through
+ * poll_cq, the wake-up call only when NEED_WAKEUP is set), post_recv (the
+ * sentinel, num_sge 0, the RCV record, no wake-up), poll_cq (wr_id from
+ * wrid[] by WQE counter and from the RQ tail, unsignaled WRs retired by a
+ * later CQE, error CQEs, unknown QPs, set_ci), CQ cleaning, and the SQ/CQ
+ * locks under three threads.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "../../user/wqe.c"
+#include "../../user/cqe.c"
+#include "../../user/send.c"
+#include "../../user/recv.c"
+#include "../../user/poll.c"
+#include "tap.h"
+
+/* ---- what softhca.c and engine.c provide in the library ------------- */
+
+int softhca_lock_init(struct softhca_lock *l, bool need_lock)
+{
+	l->need_lock = need_lock;
+	return pthread_spin_init(&l->lock, PTHREAD_PROCESS_PRIVATE);
+}
+
+void softhca_lock_destroy(struct softhca_lock *l)
+{
+	pthread_spin_destroy(&l->lock);
+}
+
+static int wake_calls;
+
+int softhca_engine_wake(struct softhca_context *ctx)
+{
+	(void)ctx;
+	wake_calls++;
+	return 0;
+}
+
+/* ---- a fake device --------------------------------------------------- */
+
+#define QPN	0x000123
+#define CQN	0x000007
+
+struct fake {
+	struct softhca_context *ctx;
+	struct softhca_engine_page *engine;
+	struct softhca_cq *cq;
+	struct softhca_qp *qp;
+	struct softhca_qp_dbr qp_dbr;
+	struct softhca_cq_dbr cq_dbr;
+};
+
+static void *zalloc(size_t align, size_t size)
+{
+	void *p = aligned_alloc(align, (size + align - 1) / align * align);
+
+	if (!p) {
+		perror("aligned_alloc");
+		exit(2);
+	}
+	memset(p, 0, size);
+	return p;
+}
+
+static void table_put(struct softhca_context *ctx, struct softhca_qp *qp)
+{
+	uint32_t top = qp->qpn >> SOFTHCA_QP_TABLE_SHIFT;
+
+	if (!ctx->qp_table[top])
+		ctx->qp_table[top] = zalloc(8, SOFTHCA_QP_TABLE_SIZE * sizeof(void *));
+	ctx->qp_table[top][qp->qpn & SOFTHCA_QP_TABLE_MASK] = qp;
+}
+
+/*
+ * One context, one CQ (send and receive) of cqe_cnt CQEs, one QP with an SQ
+ * of sq_bbs WQEBBs holding max_post WRs of up to max_wqebbs, and an RQ of
+ * rq_cnt WQEs of 64 bytes (4 data segments).
+ */
+static struct fake *fake_new(uint32_t cqe_cnt, uint32_t sq_bbs,
+			     uint32_t max_post, uint32_t max_wqebbs,
+			     uint32_t rq_cnt)
+{
+	struct fake *f = zalloc(64, sizeof(*f));
+	struct softhca_context *ctx;
+	struct softhca_qp *qp;
+	struct softhca_cq *cq;
+
+	f->ctx = ctx = zalloc(64, sizeof(*ctx));
+	ctx->uar = zalloc(4096, 4096);
+	ctx->uar_size = 4096;
+	f->engine = zalloc(4096, 4096);
+	ctx->engine = f->engine;
+	ctx->bf_buf_size = SOFTHCA_UAR_BF_SIZE;
+	ctx->bf_offset = SOFTHCA_UAR_BF_OFFSET;
+	softhca_lock_init(&ctx->bf_lock, false);
+
+	f->cq = cq = zalloc(64, sizeof(*cq));
+	cq->ibv_cq.context = &ctx->vctx.context;
+	softhca_lock_init(&cq->lock, true);
+	cq->cqn = CQN;
+	cq->cqe_cnt = cqe_cnt;
+	cq->ring = zalloc(64, cqe_cnt * sizeof(struct softhca_cqe));
+	for (uint32_t i = 0; i < cqe_cnt; i++)
+		cq->ring[i].op_own = SOFTHCA_CQE_INVALID << 4;
+	cq->dbr = &f->cq_dbr;
+
+	f->qp = qp = zalloc(64, sizeof(*qp));
+	qp->vqp.qp.context = &ctx->vctx.context;
+	qp->vqp.qp.send_cq = &cq->ibv_cq;
+	qp->vqp.qp.recv_cq = &cq->ibv_cq;
+	qp->vqp.qp.qp_num = QPN;
+	qp->qpn = QPN;
+	qp->dbr = &f->qp_dbr;
+	softhca_lock_init(&qp->sq.lock, true);
+	softhca_lock_init(&qp->rq.lock, true);
+	qp->sq.ring.size = sq_bbs * SOFTHCA_SEND_WQE_BB;
+	qp->sq.ring.buf = zalloc(64, qp->sq.ring.size);
+	memset(qp->sq.ring.buf, 0xee, qp->sq.ring.size);
+	qp->sq.wqebb_cnt = sq_bbs;
+	qp->sq.max_post = max_post;
+	qp->sq.max_wqebbs = max_wqebbs;
+	qp->sq.max_gs = 4;
+	qp->sq.max_inline = 100;
+	qp->sq.wrid = zalloc(8, sq_bbs * sizeof(uint64_t));
+	qp->sq.wqe_head = zalloc(8, sq_bbs * sizeof(uint32_t));
+	qp->rq.wqe_cnt = rq_cnt;
+	qp->rq.wqe_shift = 6;
+	qp->rq.max_gs = 4;
+	qp->rq.buf = zalloc(64, rq_cnt << 6);
+	memset(qp->rq.buf, 0xee, rq_cnt << 6);
+	qp->rq.wrid = zalloc(8, rq_cnt * sizeof(uint64_t));
+	table_put(ctx, qp);
+	return f;
+}
+
+static void fake_free(struct fake *f)
+{
+	free(f->qp->sq.ring.buf);
+	free(f->qp->sq.wrid);
+	free(f->qp->sq.wqe_head);
+	free(f->qp->rq.buf);
+	free(f->qp->rq.wrid);
+	free(f->qp);
+	free(f->cq->ring);
+	free(f->cq);
+	for (uint32_t i = 0; i < SOFTHCA_QP_TABLE_SIZE; i++)
+		free(f->ctx->qp_table[i]);
+	free(f->ctx->uar);
+	free(f->engine);
+	free(f->ctx);
+	free(f);
+}
+
+static uint8_t *sq_bb(struct fake *f, uint32_t slot)
+{
+	return f->qp->sq.ring.buf + slot * SOFTHCA_SEND_WQE_BB;
+}
+
+static uint8_t *uar(struct fake *f, uint32_t off)
+{
+	return (uint8_t *)f->ctx->uar + off;
+}
+
+/* The HCA's side: a CQE at producer index pi (owner bit of its lap). */
+static void put_cqe(struct fake *f, uint32_t pi, uint8_t opcode, uint32_t qpn,
+		    uint8_t wqe_opcode, uint16_t wqe_counter, uint32_t byte_cnt)
+{
+	struct softhca_cqe *c = &f->cq->ring[pi & (f->cq->cqe_cnt - 1)];
+
+	/* Everything but op_own, which must never look valid early. */
+	memset(c, 0, offsetof(struct softhca_cqe, op_own));
+	c->sop_drop_qpn = htobe32((uint32_t)wqe_opcode << 24 | qpn);
+	c->wqe_counter = htobe16(wqe_counter);
+	c->byte_cnt = htobe32(byte_cnt);
+	__atomic_store_n(&c->op_own,
+			 opcode << 4 | softhca_owner_of(pi, f->cq->cqe_cnt),
+			 __ATOMIC_RELEASE);
+}
+
+static struct ibv_qp *ibqp(struct fake *f)
+{
+	return &f->qp->vqp.qp;
+}
+
+/* ---- post_send ------------------------------------------------------- */
+
+static void send_one_wqe_and_doorbell(void)
+{
+	static const uint8_t want[48] = {
+		0x00, 0x00, 0x00, 0x0a,		/* idx 0, SEND */
+		0x00, 0x01, 0x23, 0x03,		/* qpn 0x123, ds 3 */
+		0x00, 0x00, 0x00, 0x08,		/* CQ_UPDATE */
+		0x00, 0x00, 0x00, 0x00,		/* no immediate */
+		0x00, 0x00, 0x00, 0x10,		/* 16 bytes */
+		0x00, 0x00, 0x12, 0x34,		/* lkey */
+		0x00, 0x00, 0x00, 0x00, 0xaa, 0xbb, 0xcc, 0x00,
+		0x00, 0x00, 0x00, 0x20,		/* zero-length SGE skipped */
+		0x00, 0x00, 0x56, 0x78,
+		0x00, 0x00, 0x00, 0x00, 0xaa, 0xbb, 0xdd, 0x00,
+	};
+	struct fake *f = fake_new(8, 8, 8, 1, 4);
+	struct ibv_sge sg[3] = {
+		{ .addr = 0xaabbcc00, .length = 16, .lkey = 0x1234 },
+		{ .addr = 0x1, .length = 0, .lkey = 0x9999 },
+		{ .addr = 0xaabbdd00, .length = 32, .lkey = 0x5678 },
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 0xfeed, .sg_list = sg, .num_sge = 3,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad = NULL;
+	uint8_t dbr[4] = { 0, 0, 0, 1 };
+
+	wake_calls = 0;
+	CHECK_EQ(softhca_post_send(ibqp(f), &wr, &bad), 0);
+	CHECK(bad == NULL);
+	CHECK_BYTES(sq_bb(f, 0), want, sizeof(want));
+	CHECK_EQ(sq_bb(f, 0)[48], 0xee);	/* nothing past the WQE */
+	CHECK_EQ(f->qp->sq.wrid[0], 0xfeed);
+	CHECK_EQ(f->qp->sq.wqe_head[0], 0);
+	CHECK_EQ(f->qp->sq.cur_post, 1);
+	CHECK_EQ(f->qp->sq.head, 1);
+	CHECK_BYTES(&f->qp_dbr.snd_counter, dbr, 4);
+	CHECK_EQ(f->qp_dbr.rcv_counter, 0);
+	/* not inline: the 64-bit doorbell, ctrl's first 8 bytes, in BF 0 */
+	CHECK_BYTES(uar(f, 0x800), want, 8);
+	CHECK_EQ(uar(f, 0x808)[0], 0);
+	CHECK_EQ(f->ctx->bf_offset, 0x900);
+	CHECK_EQ(wake_calls, 0);
+
+	/* the next one goes to the other buffer, with index 1 */
+	wr.send_flags = 0;
+	CHECK_EQ(softhca_post_send(ibqp(f), &wr, &bad), 0);
+	CHECK_EQ(uar(f, 0x900)[2], 0x01);
+	CHECK_EQ(sq_bb(f, 1)[11], 0x00);	/* unsignaled */
+	CHECK_EQ(f->ctx->bf_offset, 0x800);
+	dbr[3] = 2;
+	CHECK_BYTES(&f->qp_dbr.snd_counter, dbr, 4);
+	fake_free(f);
+}
+
+static void send_inline_wraps_and_blueflame(void)
+{
+	struct fake *f = fake_new(8, 4, 2, 2, 4);
+	uint8_t payload[60];
+	struct ibv_sge sg[2] = {
+		{ .addr = (uintptr_t)payload, .length = 20 },
+		{ .addr = (uintptr_t)(payload + 20), .length = 40 },
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 7, .sg_list = sg, .num_sge = 2,
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.send_flags = IBV_SEND_INLINE | IBV_SEND_SOLICITED | IBV_SEND_FENCE,
+		.imm_data = htobe32(0xcafe0001),
+		.wr.rdma = { .remote_addr = 0x1122334455667788ull, .rkey = 0xabcd },
+	};
+	struct ibv_send_wr *bad = NULL;
+	uint8_t *b3, *b0;
+
+	for (int i = 0; i < 60; i++)
+		payload[i] = 0x40 + i;
+	/* start in the last WQEBB: ctrl + raddr + 64 bytes of inline = 6 DS */
+	f->qp->sq.cur_post = f->qp->sq.head = 0xfffb;	/* slot 3, idx 0xfffb */
+	f->qp->sq.tail = 0xfffb;
+	CHECK_EQ(softhca_post_send(ibqp(f), &wr, &bad), 0);
+	b3 = sq_bb(f, 3);
+	b0 = sq_bb(f, 0);
+	CHECK_EQ(be32toh(*(uint32_t *)b3), 0xfffb09);	/* idx, WRITE_IMM */
+	CHECK_EQ(b3[7], 6);					/* ds */
+	CHECK_EQ(b3[11], 0x80 | 0x02);		/* fence, solicited, unsignaled */
+	CHECK_EQ(be32toh(*(uint32_t *)(b3 + 12)), 0xcafe0001);
+	CHECK_EQ(be64toh(*(uint64_t *)(b3 + 16)), 0x1122334455667788ull);
+	CHECK_EQ(be32toh(*(uint32_t *)(b3 + 24)), 0xabcd);
+	CHECK_EQ(be32toh(*(uint32_t *)(b3 + 32)), 0x80000000 | 60);
+	CHECK_BYTES(b3 + 36, payload, 28);		/* up to the end */
+	CHECK_BYTES(b0, payload + 28, 32);		/* wrapped */
+	CHECK_EQ(b0[32], 0xee);
+	CHECK_EQ(f->qp->sq.cur_post, 0xfffd);
+	CHECK_EQ(f->qp->sq.wrid[3], 7);
+	CHECK_EQ(f->qp->sq.wqe_head[3], 0xfffb);
+	CHECK_EQ(be32toh(f->qp_dbr.snd_counter), 0xfffd);
+	/* single inline WR that fits: BlueFlame copies both WQEBBs in order */
+	CHECK_BYTES(uar(f, 0x800), b3, 64);
+	CHECK_BYTES(uar(f, 0x840), b0, 64);
+	fake_free(f);
+}
+
+static void send_every_opcode_segments(void)
+{
+	struct fake *f = fake_new(8, 16, 8, 2, 4);
+	struct ibv_sge sg = { .addr = 0x1000, .length = 8, .lkey = 0x77 };
+	struct ibv_send_wr wr[4];
+	struct ibv_send_wr *bad = NULL;
+	uint8_t *b;
+
+	memset(wr, 0, sizeof(wr));
+	for (int i = 0; i < 4; i++) {
+		wr[i].wr_id = 100 + i;
+		wr[i].sg_list = &sg;
+		wr[i].num_sge = 1;
+		wr[i].next = i < 3 ? &wr[i + 1] : NULL;
+	}
+	wr[0].opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	wr[0].wr.atomic.remote_addr = 0x2000;
+	wr[0].wr.atomic.rkey = 0x88;
+	wr[0].wr.atomic.compare_add = 5;
+	wr[0].wr.atomic.swap = 9;
+	wr[1].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr[1].wr.atomic.remote_addr = 0x3000;
+	wr[1].wr.atomic.rkey = 0x99;
+	wr[1].wr.atomic.compare_add = 3;
+	wr[2].opcode = IBV_WR_RDMA_READ;
+	wr[2].send_flags = IBV_SEND_INLINE;	/* ignored for READ */
+	wr[2].wr.rdma.remote_addr = 0x4000;
+	wr[2].wr.rdma.rkey = 0xaa;
+	wr[3].opcode = IBV_WR_SEND_WITH_IMM;
+	wr[3].imm_data = htobe32(0x01020304);
+	f->qp->sig_all = true;
+
+	CHECK_EQ(softhca_post_send(ibqp(f), wr, &bad), 0);
+	/* CS: ctrl, raddr, atomic (swap, compare), pointer of 8: 4 DS */
+	b = sq_bb(f, 0);
+	CHECK_EQ(b[3], SOFTHCA_OPCODE_ATOMIC_CS);
+	CHECK_EQ(b[7], 4);
+	CHECK_EQ(b[11], 0x08);			/* sig_all */
+	CHECK_EQ(be64toh(*(uint64_t *)(b + 16)), 0x2000);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 24)), 0x88);
+	CHECK_EQ(be64toh(*(uint64_t *)(b + 32)), 9);
+	CHECK_EQ(be64toh(*(uint64_t *)(b + 40)), 5);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 48)), 8);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 52)), 0x77);
+	CHECK_EQ(be64toh(*(uint64_t *)(b + 56)), 0x1000);
+	/* FA: add value, then 0 */
+	b = sq_bb(f, 1);
+	CHECK_EQ(be32toh(*(uint32_t *)b), 0x000112);
+	CHECK_EQ(be64toh(*(uint64_t *)(b + 32)), 3);
+	CHECK_EQ(be64toh(*(uint64_t *)(b + 40)), 0);
+	/* READ: raddr then a pointer, not inline */
+	b = sq_bb(f, 2);
+	CHECK_EQ(b[3], SOFTHCA_OPCODE_RDMA_READ);
+	CHECK_EQ(b[7], 3);
+	CHECK_EQ(be64toh(*(uint64_t *)(b + 16)), 0x4000);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 32)), 8);
+	/* SEND_IMM: immediate in ctrl, no raddr */
+	b = sq_bb(f, 3);
+	CHECK_EQ(b[3], SOFTHCA_OPCODE_SEND_IMM);
+	CHECK_EQ(b[7], 2);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 12)), 0x01020304);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 16)), 8);
+	CHECK_EQ(f->qp->sq.head, 4);
+	CHECK_EQ(f->qp->sq.wqe_head[3], 3);
+	/* several WRs: a doorbell, not BlueFlame: the last ctrl's 8 bytes */
+	CHECK_BYTES(uar(f, 0x800), b, 8);
+	CHECK_EQ(uar(f, 0x808)[0], 0);
+	fake_free(f);
+}
+
+static void send_bad_wr_stops_the_batch(void)
+{
+	struct fake *f = fake_new(8, 8, 8, 1, 4);
+	struct ibv_sge sg[5] = {
+		{ .addr = 0x1000, .length = 8, .lkey = 1 },
+		{ .addr = 0x1000, .length = 8, .lkey = 1 },
+		{ .addr = 0x1000, .length = 8, .lkey = 1 },
+		{ .addr = 0x1000, .length = 8, .lkey = 1 },
+		{ .addr = 0x1000, .length = 8, .lkey = 1 },
+	};
+	uint8_t big[101];
+	struct ibv_sge isg = { .addr = (uintptr_t)big, .length = sizeof(big) };
+	struct ibv_send_wr w1 = { .wr_id = 1, .sg_list = sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+	struct ibv_send_wr w2 = w1, w3 = w1;
+	struct ibv_send_wr *bad = NULL;
+
+	memset(big, 0, sizeof(big));
+	w1.next = &w2;
+	w2.next = &w3;
+	w2.wr_id = 2;
+	w3.wr_id = 3;
+
+	/* an opcode softhca does not run */
+	w2.opcode = IBV_WR_BIND_MW;
+	CHECK_EQ(softhca_post_send(ibqp(f), &w1, &bad), EINVAL);
+	CHECK(bad == &w2);
+	CHECK_EQ(f->qp->sq.head, 1);		/* w1 is posted */
+	CHECK_EQ(be32toh(f->qp_dbr.snd_counter), 1);
+
+	/* too many SGEs (max_gs 4) */
+	w2.opcode = IBV_WR_SEND;
+	w2.num_sge = 5;
+	bad = NULL;
+	CHECK_EQ(softhca_post_send(ibqp(f), &w2, &bad), EINVAL);
+	CHECK(bad == &w2);
+	CHECK_EQ(f->qp->sq.head, 1);
+	CHECK_EQ(be32toh(f->qp_dbr.snd_counter), 1);
+
+	/* inline over max_inline (100): ENOMEM, as mlx5 */
+	w2.num_sge = 1;
+	w2.sg_list = &isg;
+	w2.send_flags = IBV_SEND_INLINE;
+	CHECK_EQ(softhca_post_send(ibqp(f), &w2, &bad), ENOMEM);
+	/* a WQE larger than this QP's largest (1 WQEBB): 5 DS */
+	w2.sg_list = sg;
+	w2.send_flags = 0;
+	w2.num_sge = 4;
+	CHECK_EQ(softhca_post_send(ibqp(f), &w2, &bad), EINVAL);
+	/* an atomic needs exactly one SGE */
+	w2.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	w2.num_sge = 2;
+	CHECK_EQ(softhca_post_send(ibqp(f), &w2, &bad), EINVAL);
+	CHECK_EQ(f->qp->sq.cur_post, 1);
+	/* an empty list posts nothing and rings nothing */
+	memset(uar(f, 0x800), 0, 0x200);
+	CHECK_EQ(softhca_post_send(ibqp(f), NULL, &bad), 0);
+	CHECK_EQ(uar(f, 0x900)[3], 0);
+	fake_free(f);
+}
+
+static void send_overflow_and_recovery(void)
+{
+	struct fake *f = fake_new(8, 4, 3, 1, 4);
+	struct ibv_sge sg = { .addr = 0x1000, .length = 8, .lkey = 1 };
+	struct ibv_send_wr w[4];
+	struct ibv_send_wr *bad = NULL;
+	struct ibv_wc wc[4];
+
+	memset(w, 0, sizeof(w));
+	for (int i = 0; i < 4; i++) {
+		w[i].wr_id = 10 + i;
+		w[i].sg_list = &sg;
+		w[i].num_sge = 1;
+		w[i].opcode = IBV_WR_SEND;
+		w[i].next = i < 3 ? &w[i + 1] : NULL;
+	}
+	w[2].send_flags = IBV_SEND_SIGNALED;
+	/* max_post 3: the fourth does not fit */
+	CHECK_EQ(softhca_post_send(ibqp(f), w, &bad), ENOMEM);
+	CHECK(bad == &w[3]);
+	CHECK_EQ(f->qp->sq.head, 3);
+	CHECK_EQ(softhca_post_send(ibqp(f), &w[3], &bad), ENOMEM);
+
+	/* the signaled third WQE completes: it retires the two before it */
+	put_cqe(f, 0, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_SEND, 2, 8);
+	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 4, wc), 1);
+	CHECK_EQ(wc[0].wr_id, 12);
+	CHECK_EQ(wc[0].status, IBV_WC_SUCCESS);
+	CHECK_EQ(wc[0].opcode, IBV_WC_SEND);
+	CHECK_EQ(wc[0].qp_num, QPN);
+	CHECK_EQ(f->qp->sq.tail, 3);
+	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 1);
+	/* now three fit again, in the ring's next lap */
+	bad = NULL;
+	CHECK_EQ(softhca_post_send(ibqp(f), &w[1], &bad), 0);
+	CHECK(bad == NULL);
+	CHECK_EQ(f->qp->sq.head, 6);
+	CHECK_EQ(f->qp->sq.wrid[(3 + 2) & 3], 13);
+	fake_free(f);
+}
+
+static void wakeup_only_when_engine_sleeps(void)
+{
+	struct fake *f = fake_new(8, 8, 8, 1, 4);
+	struct ibv_sge sg = { .addr = 0x1000, .length = 8, .lkey = 1 };
+	struct ibv_send_wr w2 = { .wr_id = 2, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+	struct ibv_send_wr w1 = w2;
+	struct ibv_recv_wr r = { .wr_id = 5, .sg_list = &sg, .num_sge = 1 };
+	struct ibv_send_wr *bad;
+	struct ibv_recv_wr *rbad;
+
+	w1.next = &w2;
+	wake_calls = 0;
+	CHECK_EQ(softhca_post_send(ibqp(f), &w1, &bad), 0);
+	CHECK_EQ(wake_calls, 0);
+	f->engine->flags = SOFTHCA_ENGINE_NEED_WAKEUP;
+	CHECK_EQ(softhca_post_send(ibqp(f), &w1, &bad), 0);
+	CHECK_EQ(wake_calls, 1);		/* one call for the batch */
+	CHECK_EQ(softhca_post_recv(ibqp(f), &r, &rbad), 0);
+	CHECK_EQ(wake_calls, 1);		/* receives never wake */
+	/* a batch that posts nothing does not wake either */
+	w2.opcode = IBV_WR_BIND_MW;
+	CHECK_EQ(softhca_post_send(ibqp(f), &w2, &bad), EINVAL);
+	CHECK_EQ(wake_calls, 1);
+	fake_free(f);
+}
+
+/* ---- post_recv ------------------------------------------------------- */
+
+static void recv_sentinel_and_doorbell(void)
+{
+	static const uint8_t want0[48] = {
+		0x00, 0x00, 0x01, 0x00,	0x00, 0x00, 0x00, 0x11,	/* 256, lkey */
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00,	0x00, 0x00, 0x01, 0x00,	/* sentinel */
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee,	/* untouched */
+		0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee,
+	};
+	static const uint8_t want1[16] = {
+		0x00, 0x00, 0x00, 0x00,	0x00, 0x00, 0x01, 0x00,	/* sentinel only */
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	};
+	struct fake *f = fake_new(8, 8, 8, 1, 2);
+	struct ibv_sge sg[5] = {
+		{ .addr = 0x10000, .length = 256, .lkey = 0x11 },
+		{ .addr = 0x20000, .length = 0, .lkey = 0x22 },
+	};
+	struct ibv_recv_wr r1 = { .wr_id = 41 };	/* num_sge 0 */
+	struct ibv_recv_wr r0 = { .wr_id = 40, .sg_list = sg, .num_sge = 2,
+				  .next = &r1 };
+	struct ibv_recv_wr r2 = { .wr_id = 42, .sg_list = sg, .num_sge = 1 };
+	struct ibv_recv_wr *bad = NULL;
+	uint8_t dbr[4] = { 0, 0, 0, 2 };
+
+	CHECK_EQ(softhca_post_recv(ibqp(f), &r0, &bad), 0);
+	CHECK_BYTES(f->qp->rq.buf, want0, sizeof(want0));
+	CHECK_BYTES(f->qp->rq.buf + 64, want1, sizeof(want1));
+	CHECK_EQ(f->qp->rq.wrid[0], 40);
+	CHECK_EQ(f->qp->rq.wrid[1], 41);
+	CHECK_BYTES(&f->qp_dbr.rcv_counter, dbr, 4);
+	CHECK_EQ(f->qp_dbr.snd_counter, 0);
+	/* full (2 WQEs) */
+	CHECK_EQ(softhca_post_recv(ibqp(f), &r2, &bad), ENOMEM);
+	CHECK(bad == &r2);
+	/* too many SGEs for the stride (max_gs 4) */
+	f->qp->rq.head = f->qp->rq.tail = 2;
+	r2.num_sge = 5;
+	CHECK_EQ(softhca_post_recv(ibqp(f), &r2, &bad), EINVAL);
+	CHECK_EQ(be32toh(f->qp_dbr.rcv_counter), 2);
+	/* exactly max_gs: no room for the sentinel, none written */
+	r2.num_sge = 4;
+	for (int i = 0; i < 4; i++)
+		sg[i] = (struct ibv_sge){ .addr = i, .length = 1, .lkey = 0x30 + i };
+	CHECK_EQ(softhca_post_recv(ibqp(f), &r2, &bad), 0);
+	CHECK_EQ(be32toh(*(uint32_t *)(f->qp->rq.buf + 52)), 0x33);
+	CHECK_EQ(be32toh(f->qp_dbr.rcv_counter), 3);
+	fake_free(f);
+}
+
+/* ---- poll_cq --------------------------------------------------------- */
+
+static void poll_responder_error_and_unknown(void)
+{
+	struct fake *f = fake_new(4, 8, 8, 1, 4);
+	struct ibv_sge sg = { .addr = 0x1000, .length = 64, .lkey = 1 };
+	struct ibv_recv_wr r1 = { .wr_id = 71, .sg_list = &sg, .num_sge = 1 };
+	struct ibv_recv_wr r0 = { .wr_id = 70, .sg_list = &sg, .num_sge = 1,
+				  .next = &r1 };
+	struct ibv_send_wr s = { .wr_id = 80, .sg_list = &sg, .num_sge = 1,
+				 .opcode = IBV_WR_RDMA_READ };
+	struct ibv_recv_wr *rbad;
+	struct ibv_send_wr *sbad;
+	struct softhca_cqe *c;
+	struct ibv_wc wc[8];
+
+	CHECK_EQ(softhca_post_recv(ibqp(f), &r0, &rbad), 0);
+	CHECK_EQ(softhca_post_send(ibqp(f), &s, &sbad), 0);
+
+	/* nothing yet: 0, and set_ci untouched */
+	f->cq_dbr.set_ci = htobe32(0xdead);
+	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 0);
+	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 0xdead);
+
+	/* a SEND_IMM received */
+	put_cqe(f, 0, SOFTHCA_CQE_RESP_SEND_IMM, QPN, 0, 0, 33);
+	c = &f->cq->ring[0];
+	c->imm_inval_pkey = htobe32(0x99887766);
+	c->flags_rqpn = htobe32(0x3000456);
+	/* a CQE of a QP that is gone: dropped */
+	put_cqe(f, 1, SOFTHCA_CQE_RESP_SEND, 0x999, 0, 0, 1);
+	/* the READ failed remotely */
+	put_cqe(f, 2, SOFTHCA_CQE_REQ_ERR, QPN, SOFTHCA_OPCODE_RDMA_READ, 0, 0);
+	f->cq->ring[2].syndrome = SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR;
+	f->cq->ring[2].vendor_err_synd = 0x88;
+	/* the second receive flushed */
+	put_cqe(f, 3, SOFTHCA_CQE_RESP_ERR, QPN, 0, 0, 0);
+	f->cq->ring[3].syndrome = SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR;
+
+	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 1, wc), 1);
+	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 1);
+	CHECK_EQ(wc[0].wr_id, 70);
+	CHECK_EQ(wc[0].status, IBV_WC_SUCCESS);
+	CHECK_EQ(wc[0].opcode, IBV_WC_RECV);
+	CHECK_EQ(wc[0].wc_flags & IBV_WC_WITH_IMM, IBV_WC_WITH_IMM);
+	CHECK_EQ(be32toh(wc[0].imm_data), 0x99887766);
+	CHECK_EQ(wc[0].byte_len, 33);
+	CHECK_EQ(wc[0].src_qp, 0x456);
+	CHECK_EQ(wc[0].sl, 3);
+	CHECK_EQ(wc[0].qp_num, QPN);
+	CHECK_EQ(f->qp->rq.tail, 1);
+
+	/* the unknown QP's CQE is consumed, and not returned */
+	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 2);
+	CHECK_EQ(wc[0].wr_id, 80);
+	CHECK_EQ(wc[0].status, IBV_WC_REM_ACCESS_ERR);
+	CHECK_EQ(wc[0].vendor_err, 0x88);
+	CHECK_EQ(f->qp->sq.tail, 1);
+	CHECK_EQ(wc[1].wr_id, 71);
+	CHECK_EQ(wc[1].status, IBV_WC_WR_FLUSH_ERR);
+	CHECK_EQ(f->qp->rq.tail, 2);
+	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 4);
+
+	/* second lap: owner 1 expected; a stale owner-0 CQE is not taken */
+	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 0);
+	put_cqe(f, 4, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_RDMA_READ, 0, 64);
+	f->qp->sq.wrid[0] = 81;
+	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 1);
+	CHECK_EQ(wc[0].wr_id, 81);
+	CHECK_EQ(wc[0].opcode, IBV_WC_RDMA_READ);
+	CHECK_EQ(wc[0].byte_len, 64);
+	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 5);
+	fake_free(f);
+}
+
+static void clean_drops_one_qp(void)
+{
+	struct fake *f = fake_new(8, 8, 8, 1, 4);
+	struct softhca_qp other = *f->qp;
+	struct ibv_wc wc[8];
+
+	other.qpn = 0x456;
+	table_put(f->ctx, &other);
+	other.sq.wrid = zalloc(8, 8 * sizeof(uint64_t));
+	other.sq.wqe_head = zalloc(8, 8 * sizeof(uint32_t));
+	other.sq.wrid[1] = 0x456;
+	f->qp->sq.wrid[1] = 0x123;
+
+	put_cqe(f, 0, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_SEND, 1, 0);
+	put_cqe(f, 1, SOFTHCA_CQE_REQ, 0x456, SOFTHCA_OPCODE_SEND, 1, 0);
+	put_cqe(f, 2, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_SEND, 1, 0);
+	softhca_cq_clean_locked(f->cq, QPN);
+	CHECK_EQ(f->cq->cons_index, 2);
+	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 2);
+	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 1);
+	CHECK_EQ(wc[0].wr_id, 0x456);
+	CHECK_EQ(wc[0].qp_num, 0x456);
+	free(other.sq.wrid);
+	free(other.sq.wqe_head);
+	fake_free(f);
+}
+
+/* ---- threads --------------------------------------------------------- */
+
+#define T_POSTS	100000
+#define T_LIMIT_S	60	/* a lost completion must fail, not hang */
+
+struct tstate {
+	struct fake *f;
+	volatile int stop;		/* set when done or late */
+	uint64_t seen[2];		/* sum of wr_ids per poster */
+	uint32_t ncomp;
+	int errors;
+};
+
+/*
+ * A fake engine: follows the SND record, and for each WQE from its own
+ * counter writes a REQ CQE naming it, never more than the CQ holds beyond
+ * set_ci.
+ */
+static void *t_engine(void *arg)
+{
+	struct tstate *t = arg;
+	struct fake *f = t->f;
+	uint32_t ci = 0, pi = 0;
+
+	while (!t->stop) {
+		uint16_t db = be32toh(__atomic_load_n(&f->qp_dbr.snd_counter,
+						      __ATOMIC_ACQUIRE));
+
+		if ((uint16_t)ci == db)
+			sched_yield();
+		while ((uint16_t)ci != db) {
+			uint8_t *ctrl = sq_bb(f, ci & (f->qp->sq.wqebb_cnt - 1));
+			uint32_t ds = ctrl[7] & 0x3f;
+
+			while (pi - be32toh(__atomic_load_n(&f->cq_dbr.set_ci,
+							    __ATOMIC_ACQUIRE)) >=
+			       f->cq->cqe_cnt && !t->stop)
+				sched_yield();
+			if ((be32toh(*(uint32_t *)ctrl) >> 8 & 0xffff) !=
+			    (ci & 0xffff))
+				t->errors++;
+			put_cqe(f, pi++, SOFTHCA_CQE_REQ, QPN, ctrl[3],
+				(uint16_t)ci, 0);
+			ci += softhca_ds_to_wqebbs(ds);
+		}
+	}
+	return NULL;
+}
+
+static struct tstate *tst;
+static struct timespec t_start;
+
+static bool t_late(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec - t_start.tv_sec < T_LIMIT_S)
+		return false;
+	tst->stop = 1;
+	return true;
+}
+
+/* Posts T_POSTS signaled SENDs in chains of up to 3, resuming at bad_wr. */
+static void *t_poster(void *arg)
+{
+	uint64_t who = (uintptr_t)arg;
+	uint8_t payload[8] = { 0 };
+	struct ibv_sge sg[3][2];
+	struct ibv_send_wr w[3], *bad;
+
+	memset(w, 0, sizeof(w));
+	for (uint64_t i = 1; i <= T_POSTS && !tst->stop;) {
+		int k = T_POSTS - i + 1 < 3 ? (int)(T_POSTS - i + 1) : 3;
+		int ret;
+
+		for (int j = 0; j < k; j++) {
+			uint64_t n = i + j;
+
+			sg[j][0] = (struct ibv_sge){ .addr = 0x1000, .length = 8, .lkey = 1 };
+			sg[j][1] = (struct ibv_sge){ .addr = 0x2000, .length = 8, .lkey = 1 };
+			w[j].wr_id = who << 32 | n;
+			w[j].sg_list = sg[j];
+			w[j].num_sge = 1 + (n & 1);	/* 2 or 3 DS: 1 WQEBB */
+			w[j].opcode = IBV_WR_SEND;
+			w[j].send_flags = IBV_SEND_SIGNALED;
+			w[j].next = j + 1 < k ? &w[j + 1] : NULL;
+			if (n % 7 == 0) {
+				/* inline, 4 + 8 bytes: 1 DS */
+				w[j].send_flags |= IBV_SEND_INLINE;
+				w[j].num_sge = 1;
+				sg[j][0].addr = (uintptr_t)payload;
+			}
+		}
+		bad = NULL;
+		ret = softhca_post_send(&tst->f->qp->vqp.qp, w, &bad);
+		if (!ret) {
+			i += k;
+		} else if (ret == ENOMEM && bad >= w && bad < w + k) {
+			/* full: the WRs before bad are in; the poller makes room */
+			i += bad - w;
+			if (t_late())
+				__atomic_fetch_add(&tst->errors, 1, __ATOMIC_RELAXED);
+			sched_yield();
+		} else {
+			__atomic_fetch_add(&tst->errors, 1, __ATOMIC_RELAXED);
+			i += k;
+		}
+	}
+	return NULL;
+}
+
+static void *t_poller(void *arg)
+{
+	struct tstate *t = arg;
+	struct ibv_wc wc[16];
+
+	while (t->ncomp < 2 * T_POSTS && !t_late()) {
+		int n = softhca_poll_cq(&t->f->cq->ibv_cq, 16, wc);
+
+		if (!n)
+			sched_yield();	/* 2 CPUs, 4 threads: let the others run */
+
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS ||
+			    (wc[i].wr_id >> 32) > 1)
+				t->errors++;
+			else
+				t->seen[wc[i].wr_id >> 32] += wc[i].wr_id & 0xffffffff;
+		}
+		t->ncomp += n;
+	}
+	return NULL;
+}
+
+static void threads_post_and_poll(void)
+{
+	struct tstate t = { .f = fake_new(16, 32, 24, 1, 4) };
+	pthread_t eng, pol, p0, p1;
+	uint64_t want = (uint64_t)T_POSTS * (T_POSTS + 1) / 2;
+
+	t.f->qp->sq.max_inline = 64;
+	tst = &t;
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
+	pthread_create(&eng, NULL, t_engine, &t);
+	pthread_create(&pol, NULL, t_poller, &t);
+	pthread_create(&p0, NULL, t_poster, (void *)0);
+	pthread_create(&p1, NULL, t_poster, (void *)1);
+	pthread_join(p0, NULL);
+	pthread_join(p1, NULL);
+	pthread_join(pol, NULL);
+	t.stop = 1;
+	pthread_join(eng, NULL);
+
+	CHECK_EQ(t.errors, 0);
+	CHECK_EQ(t.ncomp, 2 * T_POSTS);
+	CHECK_EQ(t.seen[0], want);
+	CHECK_EQ(t.seen[1], want);
+	CHECK_EQ(t.f->qp->sq.head, 2 * T_POSTS);
+	CHECK_EQ(t.f->qp->sq.tail, 2 * T_POSTS);
+	fake_free(t.f);
+}
+
+static const struct tap_test tests[] = {
+	{ "send_one_wqe_and_doorbell", send_one_wqe_and_doorbell },
+	{ "send_inline_wraps_and_blueflame", send_inline_wraps_and_blueflame },
+	{ "send_every_opcode_segments", send_every_opcode_segments },
+	{ "send_bad_wr_stops_the_batch", send_bad_wr_stops_the_batch },
+	{ "send_overflow_and_recovery", send_overflow_and_recovery },
+	{ "wakeup_only_when_engine_sleeps", wakeup_only_when_engine_sleeps },
+	{ "recv_sentinel_and_doorbell", recv_sentinel_and_doorbell },
+	{ "poll_responder_error_and_unknown", poll_responder_error_and_unknown },
+	{ "clean_drops_one_qp", clean_drops_one_qp },
+	{ "threads_post_and_poll", threads_post_and_poll },
+};
+
+TAP_MAIN(tests)
