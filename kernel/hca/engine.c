@@ -62,6 +62,10 @@ MODULE_PARM_DESC(engine_poll,
 #define SHCA_RECHECK_TRIES	4	/* re-runs of a QP by a non-engine executor */
 #define SHCA_ERR_POLL_NS	(10 * NSEC_PER_MSEC)
 #define SHCA_SLEEP_SLACK_NS	(5 * NSEC_PER_USEC)
+#define SHCA_STUCK_NS		(50 * NSEC_PER_USEC)
+#define SHCA_BACKOFF_MAX_SHIFT	4	/* up to 16 x engine_backoff_us */
+#define SHCA_IDLE_MAX_SHIFT	4	/* up to 16 x engine_idle_us */
+#define SHCA_BACKOFF_RESET_NS	NSEC_PER_MSEC	/* polled this long: reset */
 
 DEFINE_SRCU(shca_engine_srcu);
 
@@ -79,6 +83,9 @@ static struct {
 	struct shca_exec_ctx *ctx;	/* the thread's */
 	int state;			/* enum shca_engine_state, by the thread */
 	atomic_t kick;			/* "go back to polling" */
+	unsigned int backoff_shift;	/* period = engine_backoff_us << it */
+	unsigned int idle_shift;	/* window = engine_idle_us << it */
+	s64 polling_since;		/* when the thread last resumed polling */
 	atomic64_t last_wake;		/* ktime ns of the last wake-up call */
 } shca_eng = {
 	.lock = __MUTEX_INITIALIZER(shca_eng.lock),
@@ -321,7 +328,14 @@ static bool shca_engine_pass(struct shca_exec_ctx *ctx, struct shca_scan *scan)
 	return progress;
 }
 
-/* Is there work anywhere? Executes nothing. */
+/*
+ * Is there work anywhere that nobody is doing? Executes nothing. A QP
+ * whose exec_lock is held does not count: its holder re-checks after
+ * unlocking (provider: DBR store, mb, flag load; here: flag store, mb, lock
+ * load; holder: unlock, mb, DBR load: one of the three sees the other).
+ * Counting it would make a sleeping thread spin on a holder that yielded
+ * its CPU to it.
+ */
 static bool shca_engine_scan(struct shca_scan *scan)
 {
 	struct shca_engine_hca *eh;
@@ -335,7 +349,9 @@ static bool shca_engine_scan(struct shca_scan *scan)
 				 srcu_read_lock_held(&shca_engine_srcu)) {
 		list_for_each_entry_srcu(qp, &eh->qps, eng_node,
 					 srcu_read_lock_held(&shca_engine_srcu))
-			work |= shca_qp_has_work(qp, scan);
+			if (shca_qp_has_work(qp, scan) &&
+			    !mutex_is_locked(&qp->eng->exec_lock))
+				work = true;
 	}
 	srcu_read_unlock(&shca_engine_srcu, idx);
 	return work;
@@ -354,11 +370,6 @@ static void shca_engine_set_need_wakeup(bool on)
 	srcu_read_unlock(&shca_engine_srcu, idx);
 }
 
-static bool shca_engine_contended(void)
-{
-	return need_resched() || !single_task_running();
-}
-
 static bool shca_engine_stop_sleeping(void)
 {
 	return kthread_should_stop() || atomic_read(&shca_eng.kick);
@@ -366,17 +377,36 @@ static bool shca_engine_stop_sleeping(void)
 
 /*
  * Sleep with NEED_WAKEUP set until a wake-up call asks for polling again
- * (IDLE), or until the CPU is free again (BACKOFF). Timers (retries, ERR
+ * (IDLE), or for the back-off period (BACKOFF). Timers (retries, ERR
  * queues) are served on the way, with the flag still set.
+ *
+ * A back-off ends with polling again whatever the CPU looks like at that
+ * instant: while the flag is up every post makes a call, and the calls
+ * themselves wake tasks (a seccomp supervisor, a tracer) that would keep an
+ * instant check "contended" for ever. Polling finds out within
+ * engine_yield_us whether the CPU is really wanted; if it is, the next
+ * period is twice as long (up to 16 x), and it is reset once polling lasts.
  */
 static void shca_engine_sleep(struct shca_exec_ctx *ctx,
 			      enum shca_engine_state why)
 {
+	s64 next, backoff_until = 0, start = ktime_get_ns();
+	bool first = true, stuck, kicked = false;
 	struct shca_scan scan;
-	bool first = true;
 	ktime_t until;
-	s64 next;
 
+	if (why == SHCA_ENG_BACKOFF) {
+		s64 now = start;
+
+		if (now - shca_eng.polling_since < SHCA_BACKOFF_RESET_NS) {
+			if (shca_eng.backoff_shift < SHCA_BACKOFF_MAX_SHIFT)
+				shca_eng.backoff_shift++;
+		} else {
+			shca_eng.backoff_shift = 0;
+		}
+		backoff_until = now + ((s64)READ_ONCE(engine_backoff_us) *
+				       NSEC_PER_USEC << shca_eng.backoff_shift);
+	}
 	WRITE_ONCE(shca_eng.state, why);
 	shca_engine_set_need_wakeup(true);
 	for (;;) {
@@ -389,28 +419,39 @@ static void shca_engine_sleep(struct shca_exec_ctx *ctx,
 		 * Likewise with shca_engine_timer_changed() for deadlines.
 		 */
 		smp_mb();
-		if (shca_engine_stop_sleeping())
+		if (shca_engine_stop_sleeping()) {
+			kicked = true;
 			break;
+		}
+		stuck = false;
 		if (shca_engine_scan(&scan)) {
 			__set_current_state(TASK_RUNNING);
 			/* Rung before the flag was up: back to polling. */
 			if (first && why == SHCA_ENG_IDLE)
 				break;
-			/* Expired retries, ERR queues, stragglers: run them. */
-			if (shca_engine_pass(ctx, &scan) &&
-			    why == SHCA_ENG_IDLE && READ_ONCE(engine_poll))
-				break;		/* traffic again */
 			first = false;
-			continue;
+			/* Expired retries, ERR queues, stragglers: run them. */
+			if (shca_engine_pass(ctx, &scan)) {
+				if (why == SHCA_ENG_IDLE && READ_ONCE(engine_poll))
+					break;	/* traffic again */
+				continue;
+			}
+			/* Nothing moved: never spin here, sleep a little. */
+			stuck = true;
+			set_current_state(TASK_INTERRUPTIBLE);
+			if (shca_engine_stop_sleeping()) {
+				kicked = true;
+				break;
+			}
 		}
 		first = false;
 		next = scan.next;
+		if (stuck)
+			next = min_t(s64, next, scan.now + SHCA_STUCK_NS);
 		if (scan.err_qps)
 			next = min_t(s64, next, scan.now + SHCA_ERR_POLL_NS);
 		if (why == SHCA_ENG_BACKOFF)
-			next = min_t(s64, next, scan.now +
-				     (s64)READ_ONCE(engine_backoff_us) *
-				     NSEC_PER_USEC);
+			next = min_t(s64, next, backoff_until);
 		if (next == S64_MAX) {
 			schedule();
 		} else {
@@ -419,11 +460,27 @@ static void shca_engine_sleep(struct shca_exec_ctx *ctx,
 						 HRTIMER_MODE_ABS);
 		}
 		__set_current_state(TASK_RUNNING);
-		if (why == SHCA_ENG_BACKOFF && !shca_engine_contended())
+		if (why == SHCA_ENG_BACKOFF && ktime_get_ns() >= backoff_until)
 			break;
 	}
 	__set_current_state(TASK_RUNNING);
+	/*
+	 * Woken by wake-up calls soon after going idle: the pause in the
+	 * traffic was shorter than the idle window (a descheduled vCPU, an
+	 * application's think time), so the window grows; a long sleep
+	 * shrinks it back.
+	 */
+	if (why == SHCA_ENG_IDLE && kicked) {
+		if (ktime_get_ns() - start < (s64)READ_ONCE(engine_wake_window_us) *
+					      NSEC_PER_USEC) {
+			if (shca_eng.idle_shift < SHCA_IDLE_MAX_SHIFT)
+				shca_eng.idle_shift++;
+		} else {
+			shca_eng.idle_shift = 0;
+		}
+	}
 	shca_engine_set_need_wakeup(false);
+	shca_eng.polling_since = ktime_get_ns();
 	WRITE_ONCE(shca_eng.state, SHCA_ENG_POLLING);
 }
 
@@ -450,7 +507,8 @@ static int shca_engine_thread(void *data)
 		now = ktime_get_ns();
 
 		if (!READ_ONCE(engine_poll) || now - last_work >
-		    (s64)READ_ONCE(engine_idle_us) * NSEC_PER_USEC) {
+		    ((s64)READ_ONCE(engine_idle_us) * NSEC_PER_USEC <<
+		     shca_eng.idle_shift)) {
 			shca_engine_sleep(ctx, SHCA_ENG_IDLE);
 			goto slept;
 		}
