@@ -159,6 +159,7 @@ static bool qp_resp_ok(const struct softhca_context *ctx,
 
 static void qp_free_sw(struct softhca_qp *qp)
 {
+	softhca_wr_api_free(qp);
 	free(qp->sq.wrid);
 	free(qp->sq.wqe_head);
 	free(qp->rq.wrid);
@@ -213,8 +214,11 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 	int ret;
 
 	if (attr->qp_type != IBV_QPT_RC || attr->srq ||
-	    (attr->comp_mask & ~IBV_QP_INIT_ATTR_PD) ||
-	    !(attr->comp_mask & IBV_QP_INIT_ATTR_PD)) {
+	    (attr->comp_mask &
+	     ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
+	    !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	     (attr->send_ops_flags & ~(uint64_t)SOFTHCA_SEND_OPS_FLAGS))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -268,6 +272,12 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 	ret = qp_map(ctx, qp, &resp.drv, &attr->cap);
 	if (ret)
 		goto err_destroy;
+	/* After the command, which sets vqp.comp_mask to 0. */
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		ret = softhca_wr_api_init(qp);
+		if (ret)
+			goto err_destroy;
+	}
 	ret = qp_table_insert(ctx, qp);
 	if (ret)
 		goto err_destroy;

@@ -15,28 +15,11 @@
 #include <errno.h>
 #include <string.h>
 
-#include "softhca.h"
+#include "send.h"
 #include "wqe.h"
 
-/* What one WR asks for, in WQE terms. */
-struct softhca_wqe_desc {
-	uint64_t wr_id;
-	uint8_t opcode;			/* SOFTHCA_OPCODE_* */
-	uint8_t fm_ce_se;
-	__be32 imm;
-	bool raddr;			/* raddr segment */
-	bool atomic;			/* atomic segment + one 8-byte pointer */
-	bool inl;			/* sg is copied inline */
-	uint64_t remote_addr;
-	uint32_t rkey;
-	uint64_t swap_add;
-	uint64_t compare;
-	const struct ibv_sge *sg;
-	int num_sge;
-};
-
 /* mlx5_wq_overflow: near full, look again with the CQ lock held. */
-static bool sq_overflow(struct softhca_qp *qp, uint32_t nreq)
+bool softhca_sq_overflow(struct softhca_qp *qp, uint32_t nreq)
 {
 	struct softhca_sq *sq = &qp->sq;
 	struct softhca_cq *cq;
@@ -91,8 +74,8 @@ static int wqe_ds(const struct softhca_sq *sq, const struct softhca_wqe_desc *d)
  * sets the tail to seq + 1 when the WQE completes. Returns 0, or an errno
  * (see wqe_ds) with nothing written.
  */
-static int sq_build_wqe(struct softhca_qp *qp,
-			const struct softhca_wqe_desc *d, uint32_t seq)
+int softhca_sq_build_wqe(struct softhca_qp *qp,
+			 const struct softhca_wqe_desc *d, uint32_t seq)
 {
 	struct softhca_sq *sq = &qp->sq;
 	int ret = wqe_ds(sq, d);
@@ -251,6 +234,17 @@ static uint32_t bf_limit(const struct softhca_context *ctx)
 							SOFTHCA_UAR_BF_SIZE;
 }
 
+void softhca_sq_ring(struct softhca_context *ctx, struct softhca_qp *qp,
+		     uint32_t nreq, uint32_t last_idx, uint32_t last_bbs,
+		     bool last_inl)
+{
+	/* BlueFlame: a single WR, inline (or preferred), that fits. */
+	if (nreq != 1 || !(last_inl || ctx->prefer_bf) ||
+	    last_bbs * SOFTHCA_SEND_WQE_BB > bf_limit(ctx))
+		last_bbs = 0;
+	sq_doorbell(ctx, qp, nreq, last_idx, last_bbs);
+}
+
 int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr)
 {
@@ -269,7 +263,7 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		err = wr_to_desc(qp, wr, &d);
 		if (err)
 			break;
-		if (sq_overflow(qp, nreq)) {
+		if (softhca_sq_overflow(qp, nreq)) {
 			err = ENOMEM;
 			break;
 		}
@@ -277,7 +271,7 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			err = EINVAL;
 			break;
 		}
-		err = sq_build_wqe(qp, &d, sq->head + nreq);
+		err = softhca_sq_build_wqe(qp, &d, sq->head + nreq);
 		if (err)
 			break;
 		last_idx = softhca_ring_slot(start, sq->wqebb_cnt);
@@ -285,12 +279,8 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		last_inl = d.inl;
 	}
 
-	/* BlueFlame: a single WR, inline (or preferred), that fits. */
-	if (nreq != 1 || !(last_inl || ctx->prefer_bf) ||
-	    last_bbs * SOFTHCA_SEND_WQE_BB > bf_limit(ctx))
-		last_bbs = 0;
 	if (nreq)
-		sq_doorbell(ctx, qp, nreq, last_idx, last_bbs);
+		softhca_sq_ring(ctx, qp, nreq, last_idx, last_bbs, last_inl);
 	softhca_unlock(&sq->lock);
 
 	if (nreq)

@@ -5,8 +5,8 @@
  * Files: softhca.c (registration, device, context), query.c (device and
  * port queries), pd.c, mr.c, cq.c (create/destroy, req_notify, cq_event),
  * poll.c (poll_cq, CQ cleaning), qp.c (create/modify/query/destroy, the QP
- * table), send.c (post_send, doorbell), recv.c (post_recv), engine.c (the
- * wake-up call). mmio.h holds the barriers and doorbell stores,
+ * table), send.c (post_send, doorbell; send.h its stages), wr.c (the
+ * extended post-send API), recv.c (post_recv), engine.c (the wake-up call). mmio.h holds the barriers and doorbell stores,
  * provider-abi.h the libibverbs private interface; wqe.c, cqe.c and ring.h
  * are the pure encoders and parsers of the queue formats.
  */
@@ -159,6 +159,8 @@ struct softhca_rq {
 	uint64_t *wrid;
 };
 
+struct softhca_wr_batch;
+
 struct softhca_qp {
 	struct verbs_qp vqp;
 	uint32_t qpn;
@@ -169,6 +171,8 @@ struct softhca_qp {
 	size_t map_size;
 	struct softhca_sq sq;
 	struct softhca_rq rq;
+	/* The extended post-send API (wr.c), if asked for at create. */
+	struct softhca_wr_batch *wr;
 };
 
 static inline struct softhca_device *to_sdev(struct ibv_device *ibdev)
@@ -271,6 +275,15 @@ int softhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		     int attr_mask, struct ibv_qp_init_attr *init_attr);
 int softhca_destroy_qp(struct ibv_qp *ibqp);
 void softhca_qp_table_free(struct softhca_context *ctx);
+
+/* wr.c: IBV_QP_INIT_ATTR_SEND_OPS_FLAGS. */
+#define SOFTHCA_SEND_OPS_FLAGS						\
+	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
+	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |		\
+	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+int softhca_wr_api_init(struct softhca_qp *qp);
+void softhca_wr_api_free(struct softhca_qp *qp);
 
 /* send.c */
 int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,

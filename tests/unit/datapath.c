@@ -9,8 +9,9 @@
  * poll_cq, the wake-up call only when NEED_WAKEUP is set), post_recv (the
  * sentinel, num_sge 0, the RCV record, no wake-up), poll_cq (wr_id from
  * wrid[] by WQE counter and from the RQ tail, unsignaled WRs retired by a
- * later CQE, error CQEs, unknown QPs, set_ci), CQ cleaning, and the SQ/CQ
- * locks under three threads.
+ * later CQE, error CQEs, unknown QPs, set_ci), CQ cleaning, the extended
+ * post-send API (one doorbell per batch, the first error drops the batch,
+ * abort), and the SQ/CQ locks under three threads.
  */
 #include <endian.h>
 #include <errno.h>
@@ -25,6 +26,7 @@
 #include "../../user/send.c"
 #include "../../user/recv.c"
 #include "../../user/poll.c"
+#include "../../user/wr.c"
 #include "tap.h"
 
 /* ---- what softhca.c and engine.c provide in the library ------------- */
@@ -497,6 +499,136 @@ static void wakeup_only_when_engine_sleeps(void)
 	fake_free(f);
 }
 
+/* ---- the extended post-send API ------------------------------------- */
+
+static void wr_api_batch_and_rollback(void)
+{
+	struct fake *f = fake_new(8, 8, 8, 2, 4);
+	struct ibv_qp_ex *qpx = &f->qp->vqp.qp_ex;
+	struct ibv_data_buf bufs[2] = { { (void *)"abc", 3 }, { (void *)"defgh", 5 } };
+	struct ibv_sge sgl[5] = {
+		{ .addr = 0x1000, .length = 1, .lkey = 1 },
+		{ .addr = 0x2000, .length = 2, .lkey = 2 },
+	};
+	uint8_t *b;
+
+	CHECK_EQ(softhca_wr_api_init(f->qp), 0);
+	CHECK_EQ(f->qp->vqp.comp_mask & VERBS_QP_EX, VERBS_QP_EX);
+	wake_calls = 0;
+	f->engine->flags = SOFTHCA_ENGINE_NEED_WAKEUP;
+
+	/* SEND + sge, WRITE_IMM + inline list, a READ, a 0-byte SEND */
+	ibv_wr_start(qpx);
+	qpx->wr_id = 1;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, 0x77, 0x5000, 10);
+	qpx->wr_id = 2;
+	qpx->wr_flags = 0;
+	ibv_wr_rdma_write_imm(qpx, 0x99, 0x6000, htobe32(0xabcd));
+	ibv_wr_set_inline_data_list(qpx, 2, bufs);
+	qpx->wr_id = 3;
+	ibv_wr_rdma_read(qpx, 0x55, 0x7000);
+	ibv_wr_set_sge_list(qpx, 2, sgl);
+	qpx->wr_id = 4;
+	ibv_wr_send(qpx);			/* no data at all */
+	CHECK_EQ(f->qp_dbr.snd_counter, 0);	/* nothing rung yet */
+	CHECK_EQ(ibv_wr_complete(qpx), 0);
+	CHECK_EQ(be32toh(f->qp_dbr.snd_counter), 4);
+	CHECK_EQ(f->qp->sq.head, 4);
+	CHECK_EQ(wake_calls, 1);
+	b = sq_bb(f, 0);
+	CHECK_EQ(be32toh(*(uint32_t *)b), 0x00000a);
+	CHECK_EQ(b[7], 2);
+	CHECK_EQ(b[11], 0x08);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 20)), 0x77);
+	b = sq_bb(f, 1);
+	CHECK_EQ(be32toh(*(uint32_t *)b), 0x000109);
+	CHECK_EQ(b[7], 3);			/* ctrl, raddr, 4 + 8 inline */
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 12)), 0xabcd);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 32)), 0x80000008);
+	CHECK(!memcmp(b + 36, "abcdefgh", 8));
+	b = sq_bb(f, 2);
+	CHECK_EQ(b[3], SOFTHCA_OPCODE_RDMA_READ);
+	CHECK_EQ(b[7], 4);
+	b = sq_bb(f, 3);
+	CHECK_EQ(b[3], SOFTHCA_OPCODE_SEND);
+	CHECK_EQ(b[7], 1);
+	CHECK_EQ(f->qp->sq.wrid[3], 4);
+	CHECK_EQ(f->qp->sq.wqe_head[3], 3);
+	/* several WRs: the doorbell, with the last ctrl */
+	CHECK_BYTES(uar(f, 0x800), b, 8);
+
+	/* an error drops the whole batch: too many SGEs in the second WR */
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, 1, 0x1000, 4);
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge_list(qpx, 5, sgl);
+	ibv_wr_send(qpx);			/* ignored after the error */
+	ibv_wr_set_sge(qpx, 1, 0x1000, 4);
+	CHECK_EQ(ibv_wr_complete(qpx), EINVAL);
+	CHECK_EQ(f->qp->sq.cur_post, 4);
+	CHECK_EQ(f->qp->sq.head, 4);
+	CHECK_EQ(be32toh(f->qp_dbr.snd_counter), 4);
+	CHECK_EQ(wake_calls, 1);
+
+	/* inline on a READ, an atomic without its SGE, inline too long */
+	ibv_wr_start(qpx);
+	ibv_wr_rdma_read(qpx, 1, 2);
+	ibv_wr_set_inline_data(qpx, "x", 1);
+	CHECK_EQ(ibv_wr_complete(qpx), EINVAL);
+	ibv_wr_start(qpx);
+	ibv_wr_atomic_fetch_add(qpx, 1, 0x8000, 1);
+	CHECK_EQ(ibv_wr_complete(qpx), EINVAL);
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_set_inline_data(qpx, sgl, 101);
+	CHECK_EQ(ibv_wr_complete(qpx), ENOMEM);
+	/* a single inline WR: BlueFlame; then abort leaves nothing */
+	ibv_wr_start(qpx);
+	qpx->wr_id = 9;
+	ibv_wr_send_imm(qpx, htobe32(7));
+	ibv_wr_set_inline_data(qpx, "hello", 5);
+	CHECK_EQ(ibv_wr_complete(qpx), 0);
+	CHECK_BYTES(uar(f, 0x900), sq_bb(f, 4), 64);
+	ibv_wr_start(qpx);
+	ibv_wr_atomic_cmp_swp(qpx, 1, 0x8000, 1, 2);
+	ibv_wr_set_sge(qpx, 3, 0x9000, 8);
+	ibv_wr_abort(qpx);
+	CHECK_EQ(f->qp->sq.cur_post, 5);
+	CHECK_EQ(be32toh(f->qp_dbr.snd_counter), 5);
+	/* the lock was released every time */
+	CHECK_EQ(pthread_spin_trylock(&f->qp->sq.lock.lock), 0);
+	pthread_spin_unlock(&f->qp->sq.lock.lock);
+	softhca_wr_api_free(f->qp);
+	fake_free(f);
+}
+
+static void wr_api_sq_full(void)
+{
+	struct fake *f = fake_new(8, 4, 2, 1, 4);
+	struct ibv_qp_ex *qpx = &f->qp->vqp.qp_ex;
+
+	CHECK_EQ(softhca_wr_api_init(f->qp), 0);
+	ibv_wr_start(qpx);
+	for (int i = 0; i < 3; i++) {
+		ibv_wr_send(qpx);
+		ibv_wr_set_sge(qpx, 1, 0x1000, 4);
+	}
+	CHECK_EQ(ibv_wr_complete(qpx), ENOMEM);
+	CHECK_EQ(f->qp->sq.cur_post, 0);
+	ibv_wr_start(qpx);
+	for (int i = 0; i < 2; i++) {
+		ibv_wr_send(qpx);
+		ibv_wr_set_sge(qpx, 1, 0x1000, 4);
+	}
+	CHECK_EQ(ibv_wr_complete(qpx), 0);
+	CHECK_EQ(f->qp->sq.head, 2);
+	softhca_wr_api_free(f->qp);
+	fake_free(f);
+}
+
 /* ---- post_recv ------------------------------------------------------- */
 
 static void recv_sentinel_and_doorbell(void)
@@ -822,6 +954,8 @@ static const struct tap_test tests[] = {
 	{ "send_bad_wr_stops_the_batch", send_bad_wr_stops_the_batch },
 	{ "send_overflow_and_recovery", send_overflow_and_recovery },
 	{ "wakeup_only_when_engine_sleeps", wakeup_only_when_engine_sleeps },
+	{ "wr_api_batch_and_rollback", wr_api_batch_and_rollback },
+	{ "wr_api_sq_full", wr_api_sq_full },
 	{ "recv_sentinel_and_doorbell", recv_sentinel_and_doorbell },
 	{ "poll_responder_error_and_unknown", poll_responder_error_and_unknown },
 	{ "clean_drops_one_qp", clean_drops_one_qp },
