@@ -182,6 +182,47 @@ TEST_F(dev, mr_access_flags)
 	free(buf);
 }
 
+/* Bad lengths and addressing (Documentation/kernel.md, "Errnos"). */
+TEST_F(dev, mr_bad_args)
+{
+	size_t len = 16 << 10;
+	uint8_t *buf = malloc(len + 4096);
+	struct ibv_mr *mr;
+
+	ASSERT_NE(NULL, buf);
+	errno = 0;
+	mr = ibv_reg_mr(self->pd, buf, 0, IBV_ACCESS_LOCAL_WRITE);
+	EXPECT_EQ(NULL, mr);
+	EXPECT_EQ(EINVAL, errno) TH_LOG("length 0: %s", strerror(errno));
+	if (mr) {
+		ibv_dereg_mr(mr);
+	}
+	errno = 0;
+	mr = ibv_reg_mr(self->pd, buf, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED);
+	EXPECT_EQ(NULL, mr);
+	EXPECT_EQ(EOPNOTSUPP, errno) TH_LOG("ZERO_BASED: %s", strerror(errno));
+	if (mr) {
+		ibv_dereg_mr(mr);
+	}
+	/* iova with another page offset than the address */
+	errno = 0;
+	mr = ibv_reg_mr_iova(self->pd, buf + 100, len, 0x10000 + 200, IBV_ACCESS_LOCAL_WRITE);
+	EXPECT_EQ(NULL, mr);
+	EXPECT_EQ(EINVAL, errno) TH_LOG("iova offset differs: %s", strerror(errno));
+	if (mr) {
+		ibv_dereg_mr(mr);
+	}
+	/* an unaligned start and odd length are fine */
+	mr = ibv_reg_mr(self->pd, buf + 3, len - 5, IBV_ACCESS_LOCAL_WRITE);
+	EXPECT_NE(NULL, mr) TH_LOG("unaligned: %s", strerror(errno));
+	if (mr) {
+		EXPECT_EQ(buf + 3, mr->addr);
+		EXPECT_EQ(len - 5, mr->length);
+		EXPECT_EQ(0, ibv_dereg_mr(mr));
+	}
+	free(buf);
+}
+
 TEST_F(dev, pd_with_mr_is_busy)
 {
 	char buf[4096];
@@ -649,6 +690,38 @@ TEST_F(qp, field_overflow_rejected)
 	EXPECT_EQ(EINVAL, ibv_modify_qp(QP0, &a, mask)) TH_LOG("rnr_retry 8");
 	EXPECT_EQ(IBV_QPS_RTR, rc_qp_state(QP0));
 	ASSERT_EQ(0, do_rts(&self->p));
+}
+
+/* Also softhca's (kernel.md): a 25-bit QPN, a wrong IB_QP_CUR_STATE,
+ * access flags that are not remote rights.
+ */
+TEST_F(qp, other_bad_attrs)
+{
+	struct ibv_qp_attr a;
+	int mask;
+
+	rc_init_attr(&a, &mask, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ON_DEMAND);
+	EXPECT_EQ(EINVAL, ibv_modify_qp(QP0, &a, mask)) TH_LOG("ON_DEMAND in qp_access_flags");
+	ASSERT_EQ(0, do_init(&self->p));
+	rc_rtr_attr(&self->p, 0, &a, &mask);
+	a.dest_qp_num = 1 << 24;
+	EXPECT_EQ(EINVAL, ibv_modify_qp(QP0, &a, mask)) TH_LOG("dest_qp_num 2^24");
+	EXPECT_EQ(IBV_QPS_INIT, rc_qp_state(QP0));
+	ASSERT_EQ(0, do_rtr(&self->p));
+	ASSERT_EQ(0, do_rts(&self->p));
+	/* ib_core takes IB_QP_CUR_STATE only from RTR, RTS, SQD, SQE and
+	 * believes it; the driver must check it against the real state.
+	 */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.cur_qp_state = IBV_QPS_SQD;	/* it is RTS */
+	EXPECT_EQ(EINVAL, ibv_modify_qp(QP0, &a, IBV_QP_STATE | IBV_QP_CUR_STATE))
+		TH_LOG("IB_QP_CUR_STATE SQD while in RTS");
+	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(QP0));
+	a.cur_qp_state = IBV_QPS_RTS;
+	EXPECT_EQ(0, ibv_modify_qp(QP0, &a, IBV_QP_STATE | IBV_QP_CUR_STATE))
+		TH_LOG("IB_QP_CUR_STATE RTS while in RTS");
+	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(QP0));
 }
 
 TEST_F(qp, query_returns_what_was_set)
