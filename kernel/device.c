@@ -226,6 +226,8 @@ struct shca_dev *shca_dev_alloc(struct net_device *ndev,
 	INIT_LIST_HEAD(&sdev->list);
 	/* From here on shca_dealloc_driver() undoes whatever was done. */
 	ib_set_device_ops(ibdev, &shca_dev_ops);
+	/* Driver uverbs methods (wake.c): ENGINE_WAKE. */
+	ibdev->driver_def = shca_uapi_defs;
 
 	sdev->hca = shca_hca_create();
 	if (IS_ERR(sdev->hca)) {

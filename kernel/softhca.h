@@ -11,6 +11,7 @@
 #include <linux/netdevice.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "hca/hca.h"
 
@@ -160,6 +161,9 @@ void shca_mmap_free(struct rdma_user_mmap_entry *entry);
 int shca_udata_req(struct ib_udata *udata, void *req, size_t size);
 struct shca_mmap_entry *shca_queue_alloc(struct ib_udata *udata, size_t size);
 void shca_queue_free(struct shca_mmap_entry *queue);
+
+/* wake.c */
+extern const struct uapi_definition shca_uapi_defs[];
 
 /* pd.c */
 int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
