@@ -3,10 +3,11 @@
  * softhca.h - the provider's objects and the ops each file implements.
  *
  * Files: softhca.c (registration, device, context), query.c (device and
- * port queries), pd.c, mr.c, cq.c (create/destroy, req_notify, cq_event),
- * poll.c (poll_cq, CQ cleaning), qp.c (create/modify/query/destroy, the QP
- * table), send.c (post_send, doorbell; send.h its stages), wr.c (the
- * extended post-send API), recv.c (post_recv), engine.c (the wake-up call). mmio.h holds the barriers and doorbell stores,
+ * port queries), pd.c, mr.c, cq.c (create/destroy), arm.c (req_notify_cq,
+ * cq_event), poll.c (poll_cq, CQ cleaning), qp.c (create, modify, query,
+ * destroy, the QP table), send.c (post_send and the doorbell; send.h its
+ * stages), wr.c (the extended post-send API), recv.c (post_recv), engine.c
+ * (the wake-up call). mmio.h holds the barriers and doorbell stores,
  * provider-abi.h the libibverbs private interface; wqe.c, cqe.c and ring.h
  * are the pure encoders and parsers of the queue formats.
  */
@@ -255,6 +256,8 @@ struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
 				 struct ibv_comp_channel *channel,
 				 int comp_vector);
 int softhca_destroy_cq(struct ibv_cq *ibcq);
+
+/* arm.c */
 int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 void softhca_cq_event(struct ibv_cq *ibcq);
 

@@ -11,7 +11,8 @@
  * wrid[] by WQE counter and from the RQ tail, unsignaled WRs retired by a
  * later CQE, error CQEs, unknown QPs, set_ci), CQ cleaning, the extended
  * post-send API (one doorbell per batch, the first error drops the batch,
- * abort), and the SQ/CQ locks under three threads.
+ * abort), the CQ arm doorbells and arm_sn, and the SQ/CQ locks under three
+ * threads.
  */
 #include <endian.h>
 #include <errno.h>
@@ -27,6 +28,7 @@
 #include "../../user/recv.c"
 #include "../../user/poll.c"
 #include "../../user/wr.c"
+#include "../../user/arm.c"
 #include "tap.h"
 
 /* ---- what softhca.c and engine.c provide in the library ------------- */
@@ -784,6 +786,41 @@ static void clean_drops_one_qp(void)
 	fake_free(f);
 }
 
+/* ---- req_notify_cq, cq_event ------------------------------------------ */
+
+static void arm_doorbells(void)
+{
+	static const uint8_t want_uar[8] = {
+		0x21, 0x00, 0x00, 0x03,	/* sn 2, REQ_NOT_SOL, ci 3 */
+		0x00, 0x00, 0x00, 0x07,	/* CQN */
+	};
+	struct fake *f = fake_new(8, 8, 8, 1, 4);
+	struct ibv_cq *cq = &f->cq->ibv_cq;
+
+	wake_calls = 0;
+	f->cq->cons_index = 0x1000003;		/* 24 bits go out */
+	CHECK_EQ(softhca_req_notify_cq(cq, 0), 0);
+	CHECK_EQ(be32toh(f->cq_dbr.arm), 0x00000003);
+	CHECK_EQ(be64toh(*(uint64_t *)uar(f, SOFTHCA_UAR_CQ_DB_OFFSET)),
+		 0x0000000300000007ull);
+	CHECK_EQ(f->cq_dbr.set_ci, 0);		/* arming consumes nothing */
+	CHECK_EQ(wake_calls, 0);
+	/* two events later, solicited only, the engine asleep */
+	softhca_cq_event(cq);
+	softhca_cq_event(cq);
+	f->engine->flags = SOFTHCA_ENGINE_NEED_WAKEUP;
+	CHECK_EQ(softhca_req_notify_cq(cq, 1), 0);
+	CHECK_EQ(be32toh(f->cq_dbr.arm), 0x21000003);
+	CHECK_BYTES(uar(f, SOFTHCA_UAR_CQ_DB_OFFSET), want_uar, 8);
+	CHECK_EQ(wake_calls, 1);
+	/* arm_sn wraps on 2 bits */
+	softhca_cq_event(cq);
+	softhca_cq_event(cq);
+	CHECK_EQ(softhca_req_notify_cq(cq, 0), 0);
+	CHECK_EQ(be32toh(f->cq_dbr.arm), 0x00000003);
+	fake_free(f);
+}
+
 /* ---- threads --------------------------------------------------------- */
 
 #define T_POSTS	100000
@@ -959,6 +996,7 @@ static const struct tap_test tests[] = {
 	{ "recv_sentinel_and_doorbell", recv_sentinel_and_doorbell },
 	{ "poll_responder_error_and_unknown", poll_responder_error_and_unknown },
 	{ "clean_drops_one_qp", clean_drops_one_qp },
+	{ "arm_doorbells", arm_doorbells },
 	{ "threads_post_and_poll", threads_post_and_poll },
 };
 
