@@ -56,11 +56,18 @@ wait_listen() { # port
 	return 1
 }
 
+# nonzero FILE REGEX: the last result line has non-zero 3rd and 4th fields
+# (perftest: t_min and t_max, or BW peak and BW average; a run where 1000
+# operations took seconds prints 0.00 and is not a pass).
+nonzero() {
+	grep -E "$2" "$1" | tail -n 1 | awk '{ exit !($3 > 0 && $4 > 0) }'
+}
+
 # run NAME CHECK_REGEX SERVER_CMD... -- CLIENT_CMD...
 # Both commands get "-p PORT"; the client also gets 127.0.0.1 at the end.
 run() {
 	local name=$1 re=$2; shift 2
-	local srv=() cli=() s c spid
+	local srv=() cli=() s c spid t0 t
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
@@ -70,13 +77,16 @@ run() {
 	if ! wait_listen "$port"; then
 		sleep 1
 	fi
+	t0=$(date +%s.%N)
 	timeout -k 5 "$tmo" "${cli[@]}" -p "$port" 127.0.0.1 >"$out/cli" 2>&1
 	c=$?
 	wait "$spid"
 	s=$?
+	t=$(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)")
 	# (the passive side of perftest's WRITE/READ tests prints no result)
-	if [ "$c" = 0 ] && [ "$s" = 0 ] && grep -Eq "$re" "$out/cli"; then
-		ok "$name # $(grep -E "$re" "$out/cli" | tail -n 1 | tr -s ' ' | sed 's/^ //')"
+	if [ "$c" = 0 ] && [ "$s" = 0 ] && grep -Eq "$re" "$out/cli" &&
+	   { [ "$re" = 'iters in' ] || nonzero "$out/cli" "$re"; }; then
+		ok "$name # ${t}s: $(grep -E "$re" "$out/cli" | tail -n 1 | tr -s ' \t' ' ' | sed 's/^ //')"
 	else
 		echo "# $name: client exit $c, server exit $s"
 		sed 's/^/# client: /' "$out/cli" | tail -n 25
