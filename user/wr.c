@@ -2,7 +2,8 @@
 /*
  * wr.c - the extended post-send API (ibv_qp_ex: ibv_wr_start, ibv_wr_send,
  * ibv_wr_set_sge, ..., ibv_wr_complete), for QPs created with
- * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS. perftest uses it by default.
+ * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS (ibv_rc_pingpong -N; perftest only on
+ * devices it knows, mlx5, EFA and HNS, so not on softhca).
  *
  * The same stages as ibv_post_send (send.h): wr_start takes the SQ lock;
  * each operation checks the room in the SQ and records what the WR asks
