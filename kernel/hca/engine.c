@@ -22,11 +22,13 @@
  * the QP's doorbells after unlocking, so a doorbell seen by a caller that
  * failed the trylock is never left behind.
  */
+#include <linux/cpumask.h>
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/stat.h>
 #include <linux/slab.h>
 
@@ -37,10 +39,10 @@ module_param(engine_idle_us, uint, 0644);
 MODULE_PARM_DESC(engine_idle_us,
 		 "Engine keeps polling this long after the last work, then sleeps (default 100)");
 
-static unsigned int engine_yield_us = 20;
+static unsigned int engine_yield_us = 100;
 module_param(engine_yield_us, uint, 0644);
 MODULE_PARM_DESC(engine_yield_us,
-		 "Engine backs off when another task has wanted its CPU this long (default 20)");
+		 "Engine backs off when another task has wanted its CPU this long (default 100)");
 
 static unsigned int engine_backoff_us = 1000;
 module_param(engine_backoff_us, uint, 0644);
@@ -57,6 +59,23 @@ module_param(engine_poll, bool, 0644);
 MODULE_PARM_DESC(engine_poll,
 		 "Poll doorbells while traffic flows (default 1); 0: every post goes through the wake-up call");
 
+/* Counters, read only (racy increments: statistics, not accounting). */
+static unsigned long engine_wakeups;	/* ENGINE_WAKE calls */
+module_param(engine_wakeups, ulong, 0444);
+MODULE_PARM_DESC(engine_wakeups, "Wake-up calls (ENGINE_WAKE) so far");
+static unsigned long engine_idle_sleeps;
+module_param(engine_idle_sleeps, ulong, 0444);
+MODULE_PARM_DESC(engine_idle_sleeps, "Times the engine thread went idle");
+static unsigned long engine_backoffs;
+module_param(engine_backoffs, ulong, 0444);
+MODULE_PARM_DESC(engine_backoffs, "Times the engine thread backed off (CPU wanted)");
+static unsigned long engine_moves;
+module_param(engine_moves, ulong, 0444);
+MODULE_PARM_DESC(engine_moves, "Times the engine thread left a CPU another task wanted");
+static unsigned long engine_yields;
+module_param(engine_yields, ulong, 0444);
+MODULE_PARM_DESC(engine_yields, "Times the engine thread yielded its CPU with the flag up");
+
 #define SHCA_QP_BUDGET		64	/* WQEs of one QP per turn */
 #define SHCA_FLUSH_BUDGET	1024	/* flush CQEs of one queue per turn */
 #define SHCA_RECHECK_TRIES	4	/* re-runs of a QP by a non-engine executor */
@@ -65,6 +84,7 @@ MODULE_PARM_DESC(engine_poll,
 #define SHCA_STUCK_NS		(50 * NSEC_PER_USEC)
 #define SHCA_BACKOFF_MAX_SHIFT	4	/* up to 16 x engine_backoff_us */
 #define SHCA_IDLE_MAX_SHIFT	4	/* up to 16 x engine_idle_us */
+#define SHCA_MOVE_INTERVAL_NS	NSEC_PER_MSEC	/* at most one move per ms */
 #define SHCA_BACKOFF_RESET_NS	NSEC_PER_MSEC	/* polled this long: reset */
 
 DEFINE_SRCU(shca_engine_srcu);
@@ -85,6 +105,8 @@ static struct {
 	atomic_t kick;			/* "go back to polling" */
 	unsigned int backoff_shift;	/* period = engine_backoff_us << it */
 	unsigned int idle_shift;	/* window = engine_idle_us << it */
+	cpumask_var_t away;		/* scratch mask of shca_engine_move() */
+	s64 moved_at;			/* local_clock() of the last move */
 	s64 polling_since;		/* when the thread last resumed polling */
 	atomic64_t last_wake;		/* ktime ns of the last wake-up call */
 } shca_eng = {
@@ -94,16 +116,28 @@ static struct {
 
 /* What a look over the QPs found besides work to do. */
 struct shca_scan {
-	s64 now;
+	s64 now;		/* ktime, read when first needed (0: not yet) */
 	s64 next;		/* earliest retry deadline ahead, or S64_MAX */
 	bool err_qps;		/* some QP is in ERR: its RQ may be posted to */
 };
 
 static void shca_scan_init(struct shca_scan *scan)
 {
-	scan->now = ktime_get_ns();
+	scan->now = 0;
 	scan->next = S64_MAX;
 	scan->err_qps = false;
+}
+
+/*
+ * The clock of retry deadlines and sleeps. Read only when a deadline is
+ * involved: in the TCG test VM the clocksource is the emulated HPET, and a
+ * read costs more than a whole pass over the doorbells.
+ */
+static s64 shca_scan_now(struct shca_scan *scan)
+{
+	if (!scan->now)
+		scan->now = ktime_get_ns();
+	return scan->now;
 }
 
 /*
@@ -123,7 +157,7 @@ static bool shca_qp_has_work(struct shca_hca_qp *qp, struct shca_scan *scan)
 			return false;
 		until = READ_ONCE(e->wait_until);
 		if (until) {
-			if (scan->now < until) {
+			if (shca_scan_now(scan) < until) {
 				scan->next = min(scan->next, until);
 				return false;
 			}
@@ -205,7 +239,6 @@ static bool shca_qp_exec(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 {
 	struct shca_engine_qp *e = qp->eng;
 	unsigned int budget = SHCA_QP_BUDGET;
-	s64 now = ktime_get_ns();
 	bool progress = false;
 
 	while (budget--) {
@@ -227,7 +260,8 @@ static bool shca_qp_exec(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 			break;
 		/* The doorbell record, then the WQEs it covers. */
 		smp_rmb();
-		if (shca_sq_step(ctx, qp, posted, now) != SHCA_STEP_DONE)
+		if (shca_sq_step(ctx, qp, posted, e->wait_kind ?
+				 ktime_get_ns() : 0) != SHCA_STEP_DONE)
 			break;
 		progress = true;
 	}
@@ -395,9 +429,12 @@ static void shca_engine_sleep(struct shca_exec_ctx *ctx,
 	struct shca_scan scan;
 	ktime_t until;
 
+	if (why == SHCA_ENG_IDLE)
+		engine_idle_sleeps++;
 	if (why == SHCA_ENG_BACKOFF) {
 		s64 now = start;
 
+		engine_backoffs++;
 		if (now - shca_eng.polling_since < SHCA_BACKOFF_RESET_NS) {
 			if (shca_eng.backoff_shift < SHCA_BACKOFF_MAX_SHIFT)
 				shca_eng.backoff_shift++;
@@ -447,9 +484,11 @@ static void shca_engine_sleep(struct shca_exec_ctx *ctx,
 		first = false;
 		next = scan.next;
 		if (stuck)
-			next = min_t(s64, next, scan.now + SHCA_STUCK_NS);
+			next = min_t(s64, next,
+				     shca_scan_now(&scan) + SHCA_STUCK_NS);
 		if (scan.err_qps)
-			next = min_t(s64, next, scan.now + SHCA_ERR_POLL_NS);
+			next = min_t(s64, next,
+				     shca_scan_now(&scan) + SHCA_ERR_POLL_NS);
 		if (why == SHCA_ENG_BACKOFF)
 			next = min_t(s64, next, backoff_until);
 		if (next == S64_MAX) {
@@ -485,26 +524,84 @@ static void shca_engine_sleep(struct shca_exec_ctx *ctx,
 }
 
 /*
+ * Another task wants this CPU: leave it for another one. The scheduler's
+ * wake-up placement often puts the thread on its waker's CPU (the
+ * application that just made a wake-up call) even when another CPU is
+ * idle, and a polling kthread (no kernel preemption) would then keep that
+ * application off its CPU until it went idle. Excluding this CPU from our
+ * mask migrates us at once; the full mask is restored right after (no move
+ * back). If the new CPU is wanted too, yield and back-off take over. At
+ * most once per SHCA_MOVE_INTERVAL_NS. Returns true if we moved.
+ */
+static bool shca_engine_move(s64 now)
+{
+	int cpu = raw_smp_processor_id();
+
+	if (num_online_cpus() < 2 ||
+	    now - shca_eng.moved_at < SHCA_MOVE_INTERVAL_NS)
+		return false;
+	shca_eng.moved_at = now;
+	cpumask_copy(shca_eng.away, cpu_online_mask);
+	cpumask_clear_cpu(cpu, shca_eng.away);
+	/* Off the CPU for a moment: posts meanwhile call (as in a yield). */
+	WRITE_ONCE(shca_eng.state, SHCA_ENG_BACKOFF);
+	shca_engine_set_need_wakeup(true);
+	smp_mb();	/* the flag before our next doorbell loads */
+	if (!set_cpus_allowed_ptr(current, shca_eng.away)) {
+		set_cpus_allowed_ptr(current, cpu_possible_mask);
+		engine_moves++;
+	}
+	shca_engine_set_need_wakeup(false);
+	WRITE_ONCE(shca_eng.state, SHCA_ENG_POLLING);
+	return raw_smp_processor_id() != cpu;
+}
+
+/*
+ * The scheduler wants this CPU for someone else (need_resched), maybe only
+ * for a moment: give it up with NEED_WAKEUP raised, so that posts made
+ * meanwhile call instead of waiting for us, and resume polling when the
+ * scheduler gives it back. Doorbells rung before the flag was visible are
+ * run first (flag, barrier, pass), as before a sleep.
+ */
+static void shca_engine_yield(struct shca_exec_ctx *ctx)
+{
+	struct shca_scan scan;
+
+	engine_yields++;
+	WRITE_ONCE(shca_eng.state, SHCA_ENG_BACKOFF);
+	shca_engine_set_need_wakeup(true);
+	/* The flag before the doorbell loads of the pass (barrier 1). */
+	smp_mb();
+	shca_engine_pass(ctx, &scan);
+	cond_resched();
+	shca_engine_set_need_wakeup(false);
+	WRITE_ONCE(shca_eng.state, SHCA_ENG_POLLING);
+}
+
+/*
  * The engine thread. It never gives up its CPU with NEED_WAKEUP clear: a
  * post made while it is off the CPU would wait for its next time slice.
- * So when the scheduler wants the CPU (need_resched) it backs off at once,
- * and when another task is runnable on its CPU for engine_yield_us it
- * backs off too; the flag is up while it sleeps, and the wake-up calls
- * carry the work.
+ * When the scheduler wants the CPU (need_resched) it yields with the flag
+ * up; when another task stays runnable on its CPU for engine_yield_us it
+ * backs off (sleeps) with the flag up. Meanwhile the wake-up calls carry
+ * the work.
  */
 static int shca_engine_thread(void *data)
 {
 	struct shca_exec_ctx *ctx = data;
 	s64 last_work, now, contended_since = 0;
 	struct shca_scan scan;
+	bool progress;
 
-	last_work = ktime_get_ns();
+	/* The thread's own timing: local_clock(), cheap on every machine. */
+	last_work = local_clock();
 	while (!kthread_should_stop()) {
 		if (atomic_xchg(&shca_eng.kick, 0))
 			shca_engine_set_need_wakeup(false);
-		if (shca_engine_pass(ctx, &scan))
-			last_work = scan.now;
-		now = ktime_get_ns();
+		progress = shca_engine_pass(ctx, &scan);
+		now = local_clock();
+		if (progress)
+			last_work = now;
 
 		if (!READ_ONCE(engine_poll) || now - last_work >
 		    ((s64)READ_ONCE(engine_idle_us) * NSEC_PER_USEC <<
@@ -513,12 +610,14 @@ static int shca_engine_thread(void *data)
 			goto slept;
 		}
 		if (need_resched()) {
-			shca_engine_sleep(ctx, SHCA_ENG_BACKOFF);
-			goto slept;
+			if (!shca_engine_move(now))
+				shca_engine_yield(ctx);
+			continue;
 		}
 		if (!single_task_running()) {
 			if (!contended_since) {
-				contended_since = now;
+				if (!shca_engine_move(now))
+					contended_since = now;
 			} else if (now - contended_since >
 				   (s64)READ_ONCE(engine_yield_us) *
 				   NSEC_PER_USEC) {
@@ -532,7 +631,7 @@ static int shca_engine_thread(void *data)
 		cond_resched_tasks_rcu_qs();
 		continue;
 slept:
-		last_work = ktime_get_ns();
+		last_work = local_clock();
 		contended_since = 0;
 	}
 	return 0;
@@ -567,6 +666,7 @@ void shca_hca_wake(struct shca_hca *hca)
 	s64 prev;
 	int idx;
 
+	engine_wakeups++;
 	ctx = shca_ctx_get(eh);
 	if (!ctx) {
 		shca_engine_kick();
@@ -583,8 +683,10 @@ void shca_hca_wake(struct shca_hca *hca)
 	/* Traffic continues: hand the stream back to the polling thread. */
 	if (READ_ONCE(shca_eng.state) == SHCA_ENG_IDLE &&
 	    READ_ONCE(engine_poll)) {
-		prev = atomic64_xchg(&shca_eng.last_wake, scan.now);
-		if (scan.now - prev <
+		s64 now = shca_scan_now(&scan);
+
+		prev = atomic64_xchg(&shca_eng.last_wake, now);
+		if (now - prev <
 		    (s64)READ_ONCE(engine_wake_window_us) * NSEC_PER_USEC)
 			shca_engine_kick();
 	}
@@ -597,15 +699,20 @@ static int shca_engine_start(void)
 	struct task_struct *task;
 	struct shca_exec_ctx *ctx;
 
-	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
-	if (!ctx)
+	if (!zalloc_cpumask_var(&shca_eng.away, GFP_KERNEL))
 		return -ENOMEM;
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx) {
+		free_cpumask_var(shca_eng.away);
+		return -ENOMEM;
+	}
 	ctx->engine = true;
 	atomic_set(&shca_eng.kick, 0);
 	WRITE_ONCE(shca_eng.state, SHCA_ENG_POLLING);
 	task = kthread_run(shca_engine_thread, ctx, "softhca_engine");
 	if (IS_ERR(task)) {
 		kfree(ctx);
+		free_cpumask_var(shca_eng.away);
 		return PTR_ERR(task);
 	}
 	shca_eng.ctx = ctx;
@@ -620,6 +727,7 @@ static void shca_engine_stop(void)
 	WRITE_ONCE(shca_eng.task, NULL);
 	synchronize_rcu();
 	kthread_stop(task);
+	free_cpumask_var(shca_eng.away);
 	kfree(shca_eng.ctx);
 	shca_eng.ctx = NULL;
 }
