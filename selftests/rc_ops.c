@@ -957,4 +957,74 @@ TEST_F(ops, one_byte_send_on_zero_length_recv)
 	expect_quiet(_metadata, B->scq, "receiver's send CQ");
 }
 
+static int to_state(struct ibv_qp *qp, enum ibv_qp_state st)
+{
+	struct ibv_qp_attr a = { .qp_state = st };
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
+static int sq_draining(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	memset(&a, 0xa5, sizeof(a));
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
+		return -1;
+	return a.qp_state == IBV_QPS_SQD ? a.sq_draining : -2;
+}
+
+/* SQD starts no new WQE (Documentation/engine.md): a SEND posted in SQD
+ * waits for RTS.
+ */
+TEST_F(ops, sqd_holds_new_wrs)
+{
+	struct rc_wc_want w;
+
+	ASSERT_EQ(0, to_state(A->qp, IBV_QPS_SQD));
+	EXPECT_EQ(0, sq_draining(A->qp));
+	ASSERT_EQ(0, rc_post_recv(B->qp, 1, B->buf + DST, 4096, B->mr->lkey));
+	rc_fill(A->buf, 100, 4);
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 2, A->buf, 100, A->mr->lkey, 0, 0,
+				  IBV_SEND_SIGNALED, 0));
+	expect_quiet(_metadata, A->scq, "SEND posted in SQD");
+	expect_quiet(_metadata, B->rcq, "SEND posted in SQD, receiver");
+	ASSERT_EQ(0, to_state(A->qp, IBV_QPS_RTS));
+	w = req(2, IBV_WC_SEND, 100, A);
+	expect_wc(_metadata, A->scq, &w);
+	w = resp(1, IBV_WC_RECV, 100, B, A);
+	expect_wc(_metadata, B->rcq, &w);
+	expect_bytes(_metadata, B->buf + DST, 100, 4, "payload");
+}
+
+/* A WQE that started (waiting on RNR) is finished in SQD, with
+ * sq_draining 1 meanwhile; the one behind it waits for RTS.
+ */
+TEST_F(ops, sqd_drains_the_started_wr)
+{
+	struct rc_wc_want w;
+
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 1, A->buf, 10, A->mr->lkey, 0, 0,
+				  IBV_SEND_SIGNALED, 0));
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 2, A->buf, 20, A->mr->lkey, 0, 0,
+				  IBV_SEND_SIGNALED, 0));
+	expect_quiet(_metadata, A->scq, "SEND without a receive (RNR)");
+	ASSERT_EQ(0, to_state(A->qp, IBV_QPS_SQD));
+	EXPECT_EQ(1, sq_draining(A->qp)) TH_LOG("the first SEND waits on RNR");
+	ASSERT_EQ(0, rc_post_recv(B->qp, 11, B->buf + DST, 4096, B->mr->lkey));
+	ASSERT_EQ(0, rc_post_recv(B->qp, 12, B->buf + DST, 4096, B->mr->lkey));
+	w = req(1, IBV_WC_SEND, 10, A);
+	expect_wc(_metadata, A->scq, &w);
+	w = resp(11, IBV_WC_RECV, 10, B, A);
+	expect_wc(_metadata, B->rcq, &w);
+	expect_quiet(_metadata, A->scq, "the second SEND, in SQD");
+	EXPECT_EQ(0, sq_draining(A->qp)) TH_LOG("drained");
+	ASSERT_EQ(0, to_state(A->qp, IBV_QPS_RTS));
+	w = req(2, IBV_WC_SEND, 20, A);
+	expect_wc(_metadata, A->scq, &w);
+	w = resp(12, IBV_WC_RECV, 20, B, A);
+	expect_wc(_metadata, B->rcq, &w);
+}
+
 TEST_HARNESS_MAIN
