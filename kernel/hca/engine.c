@@ -531,7 +531,9 @@ static void shca_engine_sleep(struct shca_exec_ctx *ctx,
  * application off its CPU until it went idle. Excluding this CPU from our
  * mask migrates us at once; the full mask is restored right after (no move
  * back). If the new CPU is wanted too, yield and back-off take over. At
- * most once per SHCA_MOVE_INTERVAL_NS. Returns true if we moved.
+ * most once per SHCA_MOVE_INTERVAL_NS while polling; the first one after a
+ * sleep is always allowed (a kicked thread lands next to its kicker).
+ * Returns true if we moved.
  */
 static bool shca_engine_move(s64 now)
 {
@@ -543,48 +545,40 @@ static bool shca_engine_move(s64 now)
 	shca_eng.moved_at = now;
 	cpumask_copy(shca_eng.away, cpu_online_mask);
 	cpumask_clear_cpu(cpu, shca_eng.away);
-	/* Off the CPU for a moment: posts meanwhile call (as in a yield). */
-	WRITE_ONCE(shca_eng.state, SHCA_ENG_BACKOFF);
-	shca_engine_set_need_wakeup(true);
-	smp_mb();	/* the flag before our next doorbell loads */
+	/* Flag down, as in a yield: posts wait the moment it takes. */
 	if (!set_cpus_allowed_ptr(current, shca_eng.away)) {
 		set_cpus_allowed_ptr(current, cpu_possible_mask);
 		engine_moves++;
 	}
-	shca_engine_set_need_wakeup(false);
-	WRITE_ONCE(shca_eng.state, SHCA_ENG_POLLING);
 	return raw_smp_processor_id() != cpu;
 }
 
 /*
- * The scheduler wants this CPU for someone else (need_resched), maybe only
- * for a moment: give it up with NEED_WAKEUP raised, so that posts made
- * meanwhile call instead of waiting for us, and resume polling when the
- * scheduler gives it back. Doorbells rung before the flag was visible are
- * run first (flag, barrier, pass), as before a sleep.
+ * The scheduler wants this CPU for someone else (need_resched), usually
+ * for a moment (a task just woken). Run the pass once more and give the
+ * CPU up with NEED_WAKEUP down: a post made meanwhile waits until we are
+ * back, instead of making a system call. Raising the flag here fed a loop:
+ * each call wakes whatever watches the caller (a seccomp supervisor, a
+ * tracer), that task lands on this CPU, we yield again, the next post calls
+ * again. A competitor that stays is caught by the !single_task_running()
+ * check within engine_yield_us of our return, and then we back off with
+ * the flag up.
  */
 static void shca_engine_yield(struct shca_exec_ctx *ctx)
 {
 	struct shca_scan scan;
 
 	engine_yields++;
-	WRITE_ONCE(shca_eng.state, SHCA_ENG_BACKOFF);
-	shca_engine_set_need_wakeup(true);
-	/* The flag before the doorbell loads of the pass (barrier 1). */
-	smp_mb();
 	shca_engine_pass(ctx, &scan);
 	cond_resched();
-	shca_engine_set_need_wakeup(false);
-	WRITE_ONCE(shca_eng.state, SHCA_ENG_POLLING);
 }
 
 /*
- * The engine thread. It never gives up its CPU with NEED_WAKEUP clear: a
- * post made while it is off the CPU would wait for its next time slice.
- * When the scheduler wants the CPU (need_resched) it yields with the flag
- * up; when another task stays runnable on its CPU for engine_yield_us it
- * backs off (sleeps) with the flag up. Meanwhile the wake-up calls carry
- * the work.
+ * The engine thread. While it polls, posts make no system call. When the
+ * scheduler wants its CPU for a moment (need_resched) it yields; when
+ * another task is runnable on its CPU it first moves to another CPU, and
+ * if the task stays for engine_yield_us it backs off (sleeps) with
+ * NEED_WAKEUP up, and the wake-up calls carry the work.
  */
 static int shca_engine_thread(void *data)
 {
@@ -633,6 +627,7 @@ static int shca_engine_thread(void *data)
 slept:
 		last_work = local_clock();
 		contended_since = 0;
+		shca_eng.moved_at = last_work - SHCA_MOVE_INTERVAL_NS;
 	}
 	return 0;
 }
