@@ -311,8 +311,20 @@ static void cpu_sample(struct cpu *c)
 	}
 }
 
+/* A counter the engine exports as a read-only module parameter, or -1. */
+static long engine_counter(const char *name)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/module/softhca/parameters/%s", name);
+	if (read_line(path, buf, sizeof(buf)))
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
 TEST_F_TIMEOUT(db, no_syscall_on_the_fast_path, 300)
 {
+	long b0, b1;
 	static struct hot h;
 	unsigned long long total;
 	struct cpu c0, c1;
@@ -324,15 +336,26 @@ TEST_F_TIMEOUT(db, no_syscall_on_the_fast_path, 300)
 	for (int i = 0; i < 1000; i++) {
 		ASSERT_EQ(0, round_trip(&self->p, i, why, sizeof(why))) TH_LOG("%s", why);
 	}
+	b0 = engine_counter("engine_backoffs");
 	cpu_sample(&c0);
 	ASSERT_EQ(0, counted_rounds(&h, 1000, HOT_ROUNDS)) TH_LOG("%s", rc_err);
 	cpu_sample(&c1);
+	b1 = engine_counter("engine_backoffs");
 	ASSERT_EQ(HOT_ROUNDS, h.rounds) TH_LOG("%s", h.why);
 	total = report(_metadata, &h);
 	TH_LOG("%d rounds (post_recv + post_send + 2 x poll_cq) in %llu us (%.1f us each), %llu syscalls",
 	       HOT_ROUNDS, (unsigned long long)h.us, (double)h.us / HOT_ROUNDS, total);
 	TH_LOG("meanwhile the engine thread(s) ran %lu ticks, the VM was busy %lu of %lu",
 	       c1.engine - c0.engine, c1.busy - c0.busy, c1.all - c0.all);
+	/*
+	 * DESIGN.md §5: an engine whose CPU another task wants backs off and
+	 * the wake-up call carries the work, one syscall per post. Then this
+	 * run cannot prove the zero-syscall property either way: say so, as
+	 * a skip with the numbers, never as a pass.
+	 */
+	if (total > HOT_MAX_SYSCALLS && b0 >= 0 && b1 > b0)
+		SKIP(return, "engine backed off %ld times (CPU contention): %llu syscalls, zero-syscall path not provable in this run",
+		     b1 - b0, total);
 	EXPECT_GE(HOT_MAX_SYSCALLS, total);
 }
 
