@@ -324,7 +324,7 @@ static long engine_counter(const char *name)
 
 TEST_F_TIMEOUT(db, no_syscall_on_the_fast_path, 300)
 {
-	long b0, b1;
+	long b0, b1, s0, s1;
 	static struct hot h;
 	unsigned long long total;
 	struct cpu c0, c1;
@@ -337,10 +337,12 @@ TEST_F_TIMEOUT(db, no_syscall_on_the_fast_path, 300)
 		ASSERT_EQ(0, round_trip(&self->p, i, why, sizeof(why))) TH_LOG("%s", why);
 	}
 	b0 = engine_counter("engine_backoffs");
+	s0 = engine_counter("engine_idle_sleeps");
 	cpu_sample(&c0);
 	ASSERT_EQ(0, counted_rounds(&h, 1000, HOT_ROUNDS)) TH_LOG("%s", rc_err);
 	cpu_sample(&c1);
 	b1 = engine_counter("engine_backoffs");
+	s1 = engine_counter("engine_idle_sleeps");
 	ASSERT_EQ(HOT_ROUNDS, h.rounds) TH_LOG("%s", h.why);
 	total = report(_metadata, &h);
 	TH_LOG("%d rounds (post_recv + post_send + 2 x poll_cq) in %llu us (%.1f us each), %llu syscalls",
@@ -348,14 +350,17 @@ TEST_F_TIMEOUT(db, no_syscall_on_the_fast_path, 300)
 	TH_LOG("meanwhile the engine thread(s) ran %lu ticks, the VM was busy %lu of %lu",
 	       c1.engine - c0.engine, c1.busy - c0.busy, c1.all - c0.all);
 	/*
-	 * DESIGN.md §5: an engine whose CPU another task wants backs off and
-	 * the wake-up call carries the work, one syscall per post. Then this
-	 * run cannot prove the zero-syscall property either way: say so, as
-	 * a skip with the numbers, never as a pass.
+	 * DESIGN.md §5: an engine whose CPU another task wants backs off, and
+	 * one that saw no doorbell for its idle window (a vCPU descheduled by
+	 * a loaded host) sleeps; either way the wake-up call then carries the
+	 * work, one syscall per post. Such a run cannot prove the zero-syscall
+	 * property: say so, as a skip with the numbers, never as a pass. With
+	 * the engine polling throughout, the strict bound applies.
 	 */
-	if (total > HOT_MAX_SYSCALLS && b0 >= 0 && b1 > b0)
-		SKIP(return, "engine backed off %ld times (CPU contention): %llu syscalls, zero-syscall path not provable in this run",
-		     b1 - b0, total);
+	if (total > HOT_MAX_SYSCALLS && b0 >= 0 && s0 >= 0 &&
+	    (b1 > b0 || s1 > s0))
+		SKIP(return, "engine backed off %ld and slept %ld times (host CPU contention): %llu syscalls, zero-syscall path not provable in this run",
+		     b1 - b0, s1 - s0, total);
 	EXPECT_GE(HOT_MAX_SYSCALLS, total);
 }
 
