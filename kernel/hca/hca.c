@@ -103,8 +103,14 @@ struct shca_hca *shca_hca_create(void)
 		return ERR_PTR(-ENOMEM);
 	}
 
+	err = shca_eq_hca_init(hca);
+	if (err) {
+		shca_hca_free(hca);
+		return ERR_PTR(err);
+	}
 	err = shca_engine_hca_init(hca);
 	if (err) {
+		shca_eq_hca_fini(hca);
 		shca_hca_free(hca);
 		return ERR_PTR(err);
 	}
@@ -120,6 +126,8 @@ void shca_hca_destroy(struct shca_hca *hca)
 	/* No packet reaches this HCA any more, then stop its engine. */
 	shca_fabric_del(hca);
 	shca_engine_hca_fini(hca);
+	/* The driver destroyed its EQs: no EQE is written any more. */
+	shca_eq_hca_fini(hca);
 
 	WARN_ONCE(!xa_empty(&hca->qps), "softhca: QPs leaked\n");
 	WARN_ONCE(!xa_empty(&hca->cqs), "softhca: CQs leaked\n");
@@ -262,7 +270,8 @@ int shca_hca_exec(struct shca_hca *hca, u16 opcode, const void *in,
 			return -EINVAL;
 		return shca_cmd_set_roce_address(hca, in);
 	default:
-		return -EOPNOTSUPP;
+		/* EQs and port state (eq.c), or -EOPNOTSUPP. */
+		return shca_eq_exec(hca, opcode, in, inlen, out, outlen);
 	}
 }
 

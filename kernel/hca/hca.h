@@ -298,4 +298,114 @@ unsigned long shca_hca_engine_pfn(struct shca_hca *hca);
  */
 void shca_hca_wake(struct shca_hca *hca);
 
+/* ==== Event queues and interrupt vectors (issue 4; kernel/hca/eq.c) ==== */
+
+/*
+ * Opcodes, numbered as mlx5's CREATE_EQ, DESTROY_EQ, QUERY_EQ and GEN_EQE.
+ * SET_PORT_STATE stands for the PHY: the driver reports its netdev's state
+ * and the HCA raises PORT_CHANGE events (mlx5 has MODIFY_VPORT_STATE).
+ */
+#define SHCA_CMD_CREATE_EQ		0x301
+#define SHCA_CMD_DESTROY_EQ		0x302
+#define SHCA_CMD_QUERY_EQ		0x303
+#define SHCA_CMD_GEN_EQE		0x304
+#define SHCA_CMD_SET_PORT_STATE		0x751
+
+/*
+ * The EQE a full EQ gets in its last free slot (mlx4's EQ_OVERFLOW number;
+ * EQs are kernel-only, so it is not in the uapi header). After it the EQ
+ * drops (and counts) every EQE until the driver's consumer index catches
+ * up with the producer; it never overwrites an unconsumed entry.
+ * data.raw[0] = eqn.
+ */
+#define SHCA_EVENT_TYPE_EQ_OVERFLOW	0x0f
+
+#define SHCA_EQ_LOG_SIZE_MIN		1
+#define SHCA_EQ_LOG_SIZE_MAX		16
+#define SHCA_EQ_CI_MASK			0xffffff	/* doorbell field width */
+
+/*
+ * The MSI-X message of an EQ, as the driver programmed it: the HCA raises
+ * the EQ's interrupt vector by calling @send(@data). Called from any
+ * context (engine threads, firmware commands, the EQ doorbell in hard-IRQ
+ * context), never with a model lock held; must not sleep. The model calls
+ * it only between CREATE_EQ and the return of DESTROY_EQ.
+ */
+struct shca_msix_msg {
+	void (*send)(void *data);
+	void *data;
+};
+
+/*
+ * CREATE_EQ: the driver allocated the ring (1 << log_size EQEs, every owner
+ * byte SOFTHCA_EQE_OWNER_INIT) and keeps it until DESTROY_EQ returns.
+ * @event_mask: BIT_ULL(SOFTHCA_EVENT_TYPE_*) of the asynchronous events
+ * this EQ takes (each type at most one EQ; never COMP): 0 makes a
+ * completion EQ, which CREATE_CQ may name. The EQ starts disarmed: the
+ * driver arms it with shca_hca_eq_doorbell(). EQNs are the lowest free
+ * number in 0..max_comp_eqs.
+ */
+struct shca_cmd_create_eq_in {
+	struct softhca_eqe *ring;
+	u32 log_size;
+	u32 rsvd;
+	u64 event_mask;
+	struct shca_msix_msg msix;
+};
+
+struct shca_cmd_create_eq_out {
+	u32 eqn;
+};
+
+/* DESTROY_EQ: when it returns no EQE write and no MSI-X message of this EQ
+ * is in flight any more. May sleep (an RCU grace period).
+ */
+struct shca_cmd_destroy_eq_in {
+	u32 eqn;
+};
+
+struct shca_cmd_query_eq_in {
+	u32 eqn;
+};
+
+struct shca_cmd_query_eq_out {
+	u32 log_size;
+	u32 pi;				/* EQEs written, free-running */
+	u32 ci;				/* from the last doorbell */
+	u32 armed;
+	u32 overflow;			/* dropping until ci == pi */
+	u32 rsvd;
+	u64 event_mask;
+	u64 eqes;			/* EQEs written */
+	u64 msix;			/* MSI-X messages sent */
+	u64 overflows;			/* times the EQ filled up */
+	u64 dropped;			/* EQEs not written (EQ full) */
+};
+
+/* GEN_EQE: write @eqe (its owner byte is the model's) into EQ @eqn and
+ * raise the vector if the EQ is armed; -ENOSPC if the EQ is full.
+ */
+struct shca_cmd_gen_eqe_in {
+	u32 eqn;
+	u32 rsvd;
+	struct softhca_eqe eqe;
+};
+
+/* SET_PORT_STATE: state is SOFTHCA_PORT_CHANGE_SUBTYPE_DOWN or _ACTIVE. */
+#define SHCA_PORT_STATE_QUIET		BIT(0)	/* no PORT_CHANGE event */
+
+struct shca_cmd_set_port_state_in {
+	u32 port;
+	u32 state;
+	u32 flags;			/* SHCA_PORT_STATE_* */
+};
+
+/*
+ * The EQ doorbell (mlx5: the EQ's UAR word): the driver consumed EQEs up to
+ * @ci (free-running; the model uses its low 24 bits, bounded by what it
+ * wrote) and, if @arm, wants one MSI-X message for the next EQE. An arm
+ * that finds unconsumed EQEs raises the vector at once. Any context.
+ */
+void shca_hca_eq_doorbell(struct shca_hca *hca, u32 eqn, u32 ci, bool arm);
+
 #endif /* SHCA_HCA_H */

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
+/* CHANGED: (issue 4) hca->eqh, EQ section at the end (eq.c). */
 /* CHANGED: rcu_head+mkey.offset+qp.sq_draining; DESTROY_QP order below. */
 /*
  * softhca HCA model internals: the objects "firmware" keeps (MKeys, CQ and
@@ -50,7 +51,8 @@ struct shca_hca {
 	u32 qp_next;
 	atomic_t num_qps;		/* QPs created, at most caps->max_qp */
 	/* eng: engine state of this HCA, see engine.c */
-	struct shca_engine_hca *eng;
+	struct shca_engine_hca *eng;	/* EQs, port state (issue 4, eq.c) */
+	struct shca_eq_hca *eqh;
 };
 
 /* ---- MKeys (mkey.c) --------------------------------------------------- */
@@ -219,5 +221,45 @@ void shca_fabric_del(struct shca_hca *hca);
  * a reference held, or NULL (nobody answers: the requester times out).
  */
 struct shca_hca_qp *shca_fabric_find_qp(const u8 dgid[16], u32 dqpn);
+
+/* ==== Event queues (issue 4; eq.c) ===================================== */
+
+struct shca_eq_hca;
+
+/* hca.c: EQ state of an instance. Fini WARNs if an EQ was not destroyed. */
+int shca_eq_hca_init(struct shca_hca *hca);
+void shca_eq_hca_fini(struct shca_hca *hca);
+/* hca.c: CREATE_EQ, DESTROY_EQ, QUERY_EQ, GEN_EQE, SET_PORT_STATE, else
+ * -EOPNOTSUPP.
+ */
+int shca_eq_exec(struct shca_hca *hca, u16 opcode, const void *in,
+		 size_t inlen, void *out, size_t outlen);
+
+/*
+ * The EQE writer, for the engine and the commands. Every call is callable
+ * from any context (no sleeping, irqs may be off, any model spinlock may be
+ * held: the EQ's own lock is innermost and the MSI-X message is sent after
+ * it is dropped). Each writes one EQE with the owner bit of its slot,
+ * raises the EQ's vector if the EQ is armed, and returns 0, -EINVAL (no
+ * such EQ; no EQ takes this async type) or -ENOSPC (EQ full: the EQE was
+ * dropped and counted, see SHCA_EVENT_TYPE_EQ_OVERFLOW).
+ *
+ * shca_eq_comp(): a completion event for CQ @cqn on its EQ @eqn (the CQ's
+ * cq->eqn). The engine calls it once per arm, when an armed CQ's condition
+ * is met (seed 5.3), after the CQE is visible.
+ */
+int shca_eq_comp(struct shca_hca *hca, u32 eqn, u32 cqn);
+/* CQ_ERROR on the async EQ (SOFTHCA_CQ_ERROR_SYNDROME_*). */
+int shca_eq_cq_error(struct shca_hca *hca, u32 cqn, u8 syndrome);
+/* A QP event (SOFTHCA_EVENT_TYPE_WQ_CATAS_ERROR, _LAST_WQE_REACHED, ...;
+ * @queue_type SOFTHCA_EVENT_QUEUE_TYPE_*) on the async EQ.
+ */
+int shca_eq_qp_event(struct shca_hca *hca, u8 type, u32 qpn, u8 queue_type);
+/* Any EQE: to EQ @eqn, or to the EQ that takes eqe->type. */
+int shca_eq_post(struct shca_hca *hca, u32 eqn,
+		 const struct softhca_eqe *eqe);
+int shca_eq_post_async(struct shca_hca *hca, const struct softhca_eqe *eqe);
+/* CREATE_CQ: is @eqn a completion EQ (created with event_mask 0)? */
+bool shca_eq_is_comp(struct shca_hca *hca, u32 eqn);
 
 #endif /* SHCA_HCA_MODEL_H */

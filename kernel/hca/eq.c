@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca HCA model: event queues. The firmware commands CREATE_EQ,
+ * DESTROY_EQ, QUERY_EQ, GEN_EQE and SET_PORT_STATE, the EQE writer with the
+ * owner bit and overflow detection, the EQ doorbell (consumer index and
+ * arm) and the MSI-X message. See Documentation/events.md.
+ *
+ * An EQ is a ring the driver allocated. The model writes EQE number pi into
+ * slot pi & (nent - 1) with owner bit (pi >> log_size) & 1, and sends the
+ * EQ's MSI-X message when it writes an EQE while the EQ is armed; sending
+ * disarms it. The driver reports its consumer index, and re-arms, through
+ * shca_hca_eq_doorbell(). An EQ never overwrites an unconsumed entry: when
+ * only one free slot is left, the next EQE is replaced by an EQ_OVERFLOW
+ * report in that slot and the EQ drops (and counts) everything until the
+ * consumer index catches up with the producer.
+ *
+ * Lifetime: EQs are found by EQN in an xarray under RCU. DESTROY_EQ erases
+ * the EQN, marks the EQ dead under eq->lock (no write or doorbell after
+ * that), waits until the MSI-X messages already due are sent (a counter:
+ * the message goes out after eq->lock is dropped) and frees the context
+ * after an RCU grace period, without waiting for one. So when DESTROY_EQ
+ * returns nothing of the EQ is in flight. eq->lock (irqsave) protects the
+ * producer and doorbell state and is the innermost model lock.
+ */
+#include <linux/bits.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+
+#include "model.h"
+
+#define SHCA_EVENT_TYPES	64	/* event_mask bits */
+
+struct shca_hca_eq {
+	u32 eqn;
+	u32 log_size;
+	u32 nent;
+	struct softhca_eqe *ring;
+	u64 event_mask;
+	struct shca_msix_msg msix;
+
+	struct rcu_head rcu;
+	atomic_t senders;		/* MSI-X messages being sent */
+
+	spinlock_t lock;		/* everything below */
+	bool dead;			/* DESTROY_EQ: no more writes */
+	u32 pi;				/* EQEs written, free-running */
+	u32 ci;				/* consumer index of the last doorbell */
+	bool armed;
+	bool overflow;			/* dropping until ci == pi */
+	u64 eqes;
+	u64 msix_sent;
+	u64 overflows;
+	u64 dropped;
+};
+
+struct shca_eq_hca {
+	struct mutex lock;		/* CREATE/DESTROY_EQ, SET_PORT_STATE */
+	struct xarray eqs;		/* EQN -> shca_hca_eq (RCU lookups) */
+	/* async event type -> EQN + 1 (0: none); written under lock */
+	u32 route[SHCA_EVENT_TYPES];
+	u32 port_state;			/* SOFTHCA_PORT_CHANGE_SUBTYPE_* */
+	atomic64_t lost;		/* async events no EQ takes */
+};
+
+int shca_eq_hca_init(struct shca_hca *hca)
+{
+	struct shca_eq_hca *eqh;
+
+	eqh = kzalloc(sizeof(*eqh), GFP_KERNEL);
+	if (!eqh)
+		return -ENOMEM;
+	mutex_init(&eqh->lock);
+	xa_init_flags(&eqh->eqs, XA_FLAGS_ALLOC);
+	eqh->port_state = SOFTHCA_PORT_CHANGE_SUBTYPE_DOWN;
+	atomic64_set(&eqh->lost, 0);
+	hca->eqh = eqh;
+	return 0;
+}
+
+void shca_eq_hca_fini(struct shca_hca *hca)
+{
+	struct shca_eq_hca *eqh = hca->eqh;
+
+	if (!eqh)
+		return;
+	/* A leaked EQ stays allocated: its ring may still be in use. */
+	WARN_ONCE(!xa_empty(&eqh->eqs), "softhca: EQs leaked\n");
+	xa_destroy(&eqh->eqs);
+	mutex_destroy(&eqh->lock);
+	kfree(eqh);
+	hca->eqh = NULL;
+}
+
+/* A message is due: DESTROY_EQ waits for it (caller holds eq->lock). */
+static void shca_eq_sending(struct shca_hca_eq *eq)
+{
+	eq->msix_sent++;
+	atomic_inc(&eq->senders);
+}
+
+/*
+ * Send it, after eq->lock was dropped but with interrupts still off, so
+ * the window DESTROY_EQ waits for is short. The EQ may be dying.
+ */
+static void shca_eq_send(struct shca_hca_eq *eq)
+{
+	eq->msix.send(eq->msix.data);
+	/* The message is out before DESTROY_EQ may see 0. */
+	smp_mb__before_atomic();
+	atomic_dec(&eq->senders);
+}
+
+/*
+ * Write @src into the next slot, or the overflow report into the last free
+ * one. Caller holds eq->lock. Returns 0 or -ENOSPC; sets *@raise when the
+ * MSI-X message is due.
+ */
+static int shca_eq_write_locked(struct shca_hca_eq *eq,
+				const struct softhca_eqe *src, bool *raise)
+{
+	struct softhca_eqe report;
+	struct softhca_eqe *dst;
+	int ret = 0;
+
+	if (eq->dead)
+		return -EINVAL;
+	if (eq->overflow) {
+		eq->dropped++;
+		return -ENOSPC;
+	}
+	if (eq->pi - eq->ci >= eq->nent - 1) {
+		memset(&report, 0, sizeof(report));
+		report.type = SHCA_EVENT_TYPE_EQ_OVERFLOW;
+		report.data.raw[0] = cpu_to_be32(eq->eqn);
+		src = &report;
+		eq->overflow = true;
+		eq->overflows++;
+		eq->dropped++;
+		ret = -ENOSPC;
+	}
+
+	dst = &eq->ring[eq->pi & (eq->nent - 1)];
+	memcpy(dst, src, offsetof(struct softhca_eqe, owner));
+	/* The entry, then its owner byte (queue-formats.md). */
+	dma_wmb();
+	WRITE_ONCE(dst->owner, (eq->pi >> eq->log_size) & SOFTHCA_EQE_OWNER_MASK);
+	eq->pi++;
+	eq->eqes++;
+	if (eq->armed) {
+		eq->armed = false;
+		shca_eq_sending(eq);
+		*raise = true;
+	}
+	return ret;
+}
+
+int shca_eq_post(struct shca_hca *hca, u32 eqn, const struct softhca_eqe *eqe)
+{
+	struct shca_hca_eq *eq;
+	unsigned long flags;
+	bool raise = false;
+	int ret;
+
+	rcu_read_lock();
+	eq = xa_load(&hca->eqh->eqs, eqn);
+	if (!eq) {
+		rcu_read_unlock();
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&eq->lock, flags);
+	ret = shca_eq_write_locked(eq, eqe, &raise);
+	spin_unlock(&eq->lock);
+	/* With interrupts still off: DESTROY_EQ spins on the counter. */
+	if (raise)
+		shca_eq_send(eq);
+	local_irq_restore(flags);
+	rcu_read_unlock();
+	return ret;
+}
+
+int shca_eq_post_async(struct shca_hca *hca, const struct softhca_eqe *eqe)
+{
+	u32 eqn1 = 0;
+
+	if (eqe->type < SHCA_EVENT_TYPES)
+		eqn1 = READ_ONCE(hca->eqh->route[eqe->type]);
+	if (!eqn1) {
+		atomic64_inc(&hca->eqh->lost);
+		return -EINVAL;
+	}
+	return shca_eq_post(hca, eqn1 - 1, eqe);
+}
+
+int shca_eq_comp(struct shca_hca *hca, u32 eqn, u32 cqn)
+{
+	struct softhca_eqe eqe = { .type = SOFTHCA_EVENT_TYPE_COMP };
+
+	eqe.data.comp.cqn = cpu_to_be32(cqn & 0xffffff);
+	return shca_eq_post(hca, eqn, &eqe);
+}
+
+int shca_eq_cq_error(struct shca_hca *hca, u32 cqn, u8 syndrome)
+{
+	struct softhca_eqe eqe = { .type = SOFTHCA_EVENT_TYPE_CQ_ERROR };
+
+	eqe.data.cq_err.cqn = cpu_to_be32(cqn & 0xffffff);
+	eqe.data.cq_err.syndrome = syndrome;
+	return shca_eq_post_async(hca, &eqe);
+}
+
+int shca_eq_qp_event(struct shca_hca *hca, u8 type, u32 qpn, u8 queue_type)
+{
+	struct softhca_eqe eqe = { .type = type };
+
+	eqe.data.qp.type = queue_type;
+	eqe.data.qp.qpn = cpu_to_be32(qpn & 0xffffff);
+	return shca_eq_post_async(hca, &eqe);
+}
+
+bool shca_eq_is_comp(struct shca_hca *hca, u32 eqn)
+{
+	struct shca_hca_eq *eq;
+	bool ret;
+
+	rcu_read_lock();
+	eq = xa_load(&hca->eqh->eqs, eqn);
+	ret = eq && !eq->event_mask;
+	rcu_read_unlock();
+	return ret;
+}
+
+void shca_hca_eq_doorbell(struct shca_hca *hca, u32 eqn, u32 ci, bool arm)
+{
+	struct shca_hca_eq *eq;
+	unsigned long flags;
+	bool raise = false;
+	u32 behind;
+
+	rcu_read_lock();
+	eq = xa_load(&hca->eqh->eqs, eqn);
+	if (!eq)
+		goto out;
+	spin_lock_irqsave(&eq->lock, flags);
+	if (eq->dead)
+		goto unlock;
+	/* A hint: only forward, never past what was written. */
+	behind = (eq->pi - ci) & SHCA_EQ_CI_MASK;
+	if (behind <= eq->pi - eq->ci)
+		eq->ci = eq->pi - behind;
+	if (eq->overflow && eq->ci == eq->pi)
+		eq->overflow = false;
+	if (arm) {
+		if (eq->ci != eq->pi) {
+			/* Unconsumed EQEs: no lost interrupt. */
+			eq->armed = false;
+			shca_eq_sending(eq);
+			raise = true;
+		} else {
+			eq->armed = true;
+		}
+	}
+unlock:
+	spin_unlock(&eq->lock);
+	if (raise)
+		shca_eq_send(eq);
+	local_irq_restore(flags);
+out:
+	rcu_read_unlock();
+}
+
+static int shca_cmd_create_eq(struct shca_hca *hca,
+			      const struct shca_cmd_create_eq_in *in,
+			      struct shca_cmd_create_eq_out *out)
+{
+	struct shca_eq_hca *eqh = hca->eqh;
+	struct shca_hca_eq *eq;
+	unsigned int type;
+	void *old;
+	u32 eqn;
+	int err;
+
+	if (!in->ring || !in->msix.send || in->rsvd ||
+	    in->log_size < SHCA_EQ_LOG_SIZE_MIN ||
+	    in->log_size > SHCA_EQ_LOG_SIZE_MAX ||
+	    (in->event_mask & BIT_ULL(SOFTHCA_EVENT_TYPE_COMP)))
+		return -EINVAL;
+
+	eq = kzalloc(sizeof(*eq), GFP_KERNEL);
+	if (!eq)
+		return -ENOMEM;
+	eq->log_size = in->log_size;
+	eq->nent = 1U << in->log_size;
+	eq->ring = in->ring;
+	eq->event_mask = in->event_mask;
+	eq->msix = in->msix;
+	spin_lock_init(&eq->lock);
+
+	mutex_lock(&eqh->lock);
+	for (type = 0; type < SHCA_EVENT_TYPES; type++) {
+		/* Another EQ takes this type already. */
+		if ((eq->event_mask & BIT_ULL(type)) && eqh->route[type]) {
+			err = -EINVAL;
+			goto err_unlock;
+		}
+	}
+	/* The completion EQs and one async EQ. */
+	err = xa_alloc(&eqh->eqs, &eqn, NULL,
+		       XA_LIMIT(0, hca->caps->max_comp_eqs), GFP_KERNEL);
+	if (err) {
+		if (err == -EBUSY)
+			err = -ENOSPC;
+		goto err_unlock;
+	}
+	eq->eqn = eqn;
+	old = xa_store(&eqh->eqs, eqn, eq, GFP_KERNEL);
+	if (xa_is_err(old)) {
+		xa_erase(&eqh->eqs, eqn);
+		err = xa_err(old);
+		goto err_unlock;
+	}
+	for (type = 0; type < SHCA_EVENT_TYPES; type++)
+		if (eq->event_mask & BIT_ULL(type))
+			WRITE_ONCE(eqh->route[type], eqn + 1);
+	mutex_unlock(&eqh->lock);
+	out->eqn = eqn;
+	return 0;
+
+err_unlock:
+	mutex_unlock(&eqh->lock);
+	kfree(eq);
+	return err;
+}
+
+static int shca_cmd_destroy_eq(struct shca_hca *hca,
+			       const struct shca_cmd_destroy_eq_in *in)
+{
+	struct shca_eq_hca *eqh = hca->eqh;
+	struct shca_hca_eq *eq;
+	unsigned long flags;
+	unsigned int type;
+
+	mutex_lock(&eqh->lock);
+	/* A reserved EQN (CREATE_EQ still running) loads as NULL. */
+	eq = xa_load(&eqh->eqs, in->eqn);
+	if (!eq) {
+		mutex_unlock(&eqh->lock);
+		return -EINVAL;
+	}
+	xa_erase(&eqh->eqs, in->eqn);
+	for (type = 0; type < SHCA_EVENT_TYPES; type++)
+		if (eq->event_mask & BIT_ULL(type))
+			WRITE_ONCE(eqh->route[type], 0);
+	mutex_unlock(&eqh->lock);
+
+	/* Writers and doorbells that found it write nothing any more... */
+	spin_lock_irqsave(&eq->lock, flags);
+	eq->dead = true;
+	spin_unlock_irqrestore(&eq->lock, flags);
+	/* ...and the messages they owed are out. */
+	while (atomic_read(&eq->senders))
+		cpu_relax();
+	smp_mb__after_atomic();	/* pairs with shca_eq_send() */
+	/* Lookups in flight (RCU) may still read the dead context. */
+	kfree_rcu(eq, rcu);
+	return 0;
+}
+
+static int shca_cmd_query_eq(struct shca_hca *hca,
+			     const struct shca_cmd_query_eq_in *in,
+			     struct shca_cmd_query_eq_out *out)
+{
+	struct shca_hca_eq *eq;
+	unsigned long flags;
+
+	rcu_read_lock();
+	eq = xa_load(&hca->eqh->eqs, in->eqn);
+	if (!eq) {
+		rcu_read_unlock();
+		return -EINVAL;
+	}
+	memset(out, 0, sizeof(*out));
+	spin_lock_irqsave(&eq->lock, flags);
+	out->log_size = eq->log_size;
+	out->pi = eq->pi;
+	out->ci = eq->ci;
+	out->armed = eq->armed;
+	out->overflow = eq->overflow;
+	out->event_mask = eq->event_mask;
+	out->eqes = eq->eqes;
+	out->msix = eq->msix_sent;
+	out->overflows = eq->overflows;
+	out->dropped = eq->dropped;
+	spin_unlock_irqrestore(&eq->lock, flags);
+	rcu_read_unlock();
+	return 0;
+}
+
+static int shca_cmd_set_port_state(struct shca_hca *hca,
+				   const struct shca_cmd_set_port_state_in *in)
+{
+	struct shca_eq_hca *eqh = hca->eqh;
+	struct softhca_eqe eqe = {
+		.type = SOFTHCA_EVENT_TYPE_PORT_CHANGE,
+	};
+	bool changed;
+
+	if (in->port < 1 || in->port > hca->caps->num_ports ||
+	    (in->flags & ~SHCA_PORT_STATE_QUIET) ||
+	    (in->state != SOFTHCA_PORT_CHANGE_SUBTYPE_DOWN &&
+	     in->state != SOFTHCA_PORT_CHANGE_SUBTYPE_ACTIVE))
+		return -EINVAL;
+
+	mutex_lock(&eqh->lock);
+	changed = eqh->port_state != in->state;
+	eqh->port_state = in->state;
+	if (changed && !(in->flags & SHCA_PORT_STATE_QUIET)) {
+		eqe.sub_type = in->state;
+		eqe.data.port.port = in->port << SOFTHCA_EQE_PORT_SHIFT;
+		/* A full or missing async EQ counts the loss itself. */
+		shca_eq_post_async(hca, &eqe);
+	}
+	mutex_unlock(&eqh->lock);
+	return 0;
+}
+
+/* Exactly the command's structures, or nothing when it has none. */
+#define SHCA_EQ_CMD_LEN(in_size, out_size) \
+	(inlen == (in_size) && outlen == (out_size))
+
+int shca_eq_exec(struct shca_hca *hca, u16 opcode, const void *in,
+		 size_t inlen, void *out, size_t outlen)
+{
+	const struct shca_cmd_gen_eqe_in *gen = in;
+
+	switch (opcode) {
+	case SHCA_CMD_CREATE_EQ:
+		if (!SHCA_EQ_CMD_LEN(sizeof(struct shca_cmd_create_eq_in),
+				     sizeof(struct shca_cmd_create_eq_out)))
+			return -EINVAL;
+		return shca_cmd_create_eq(hca, in, out);
+	case SHCA_CMD_DESTROY_EQ:
+		if (!SHCA_EQ_CMD_LEN(sizeof(struct shca_cmd_destroy_eq_in), 0))
+			return -EINVAL;
+		return shca_cmd_destroy_eq(hca, in);
+	case SHCA_CMD_QUERY_EQ:
+		if (!SHCA_EQ_CMD_LEN(sizeof(struct shca_cmd_query_eq_in),
+				     sizeof(struct shca_cmd_query_eq_out)))
+			return -EINVAL;
+		return shca_cmd_query_eq(hca, in, out);
+	case SHCA_CMD_GEN_EQE:
+		if (!SHCA_EQ_CMD_LEN(sizeof(struct shca_cmd_gen_eqe_in), 0) ||
+		    gen->rsvd)
+			return -EINVAL;
+		return shca_eq_post(hca, gen->eqn, &gen->eqe);
+	case SHCA_CMD_SET_PORT_STATE:
+		if (!SHCA_EQ_CMD_LEN(sizeof(struct shca_cmd_set_port_state_in),
+				     0))
+			return -EINVAL;
+		return shca_cmd_set_port_state(hca, in);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
