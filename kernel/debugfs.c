@@ -4,7 +4,7 @@
  * lists, one "key value" a line, the device attributes the driver reported
  * to ib_core (named as ibv_devinfo names them) and the raw QUERY_CAPS answer
  * (hca_*). The directory is named when the device registers; a later
- * `rdma dev set ... name` does not rename it.
+ * `rdma dev set ... name` does not rename it. eq.c adds its EQ files.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -111,6 +111,7 @@ void shca_debugfs_add_dev(struct shca_dev *sdev)
 	sdev->dbg_dir = debugfs_create_dir(name, shca_debugfs_root);
 	debugfs_create_file("caps", 0400, sdev->dbg_dir, sdev,
 			    &shca_caps_fops);
+	shca_eqs_debugfs_add(sdev, sdev->dbg_dir);
 }
 
 /* Called under shca_devs_lock; waits for readers of the files. */

@@ -140,6 +140,15 @@ static void shca_get_dev_fw_str(struct ib_device *ibdev, char *str)
 }
 
 /*
+ * Called by ib_register_device() once the device has its name, before any
+ * client (uverbs) sees it: the EQs and their vectors, named after it.
+ */
+static int shca_enable_driver(struct ib_device *ibdev)
+{
+	return shca_eqs_create(to_shca_dev(ibdev));
+}
+
+/*
  * Last op ib_core calls: from ib_dealloc_device(), i.e. at the end of
  * unregistration or on a failed registration. Every ucontext and PD is gone.
  */
@@ -148,6 +157,8 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 	struct shca_dev *sdev = to_shca_dev(ibdev);
 
 	shca_dev_dead(sdev);
+	/* Debugfs is gone; no CQ or QP is left: the EQs and vectors go. */
+	shca_eqs_destroy(sdev);
 	if (sdev->hca)
 		shca_hca_destroy(sdev->hca);
 	if (sdev->ndev)
@@ -172,6 +183,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
 	.disassociate_ucontext = shca_disassociate_ucontext,
+	.enable_driver = shca_enable_driver,
 	.get_dev_fw_str = shca_get_dev_fw_str,
 	.get_link_layer = shca_get_link_layer,
 	.get_port_immutable = shca_get_port_immutable,
@@ -190,21 +202,37 @@ static const struct ib_device_ops shca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibucontext),
 };
 
+/*
+ * The netdev is the port's PHY: tell the HCA its state. The HCA raises a
+ * PORT_CHANGE event on the async EQ when the state changed, which the EQ
+ * handler dispatches as IB_EVENT_PORT_ACTIVE / PORT_ERR.
+ */
+static void shca_port_set(struct shca_dev *sdev, u32 flags)
+{
+	struct shca_cmd_set_port_state_in in = {
+		.port = SHCA_PORT,
+		.state = shca_netdev_active(sdev->ndev) ?
+			 SOFTHCA_PORT_CHANGE_SUBTYPE_ACTIVE :
+			 SOFTHCA_PORT_CHANGE_SUBTYPE_DOWN,
+		.flags = flags,
+	};
+
+	WARN_ON(shca_hca_exec(sdev->hca, SHCA_CMD_SET_PORT_STATE, &in,
+			      sizeof(in), NULL, 0));
+}
+
 /* Report a port state change, if any. Caller holds RTNL. */
 void shca_port_update(struct shca_dev *sdev)
 {
-	struct ib_event event = {
-		.device = &sdev->ibdev,
-		.element.port_num = SHCA_PORT,
-	};
-	bool active = shca_netdev_active(sdev->ndev);
-
 	ASSERT_RTNL();
-	if (active == sdev->port_active)
-		return;
-	sdev->port_active = active;
-	event.event = active ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR;
-	ib_dispatch_event(&event);
+	shca_port_set(sdev, 0);
+}
+
+/* The state at registration, without an event. Caller holds RTNL. */
+void shca_port_init(struct shca_dev *sdev)
+{
+	ASSERT_RTNL();
+	shca_port_set(sdev, SHCA_PORT_STATE_QUIET);
 }
 
 /*

@@ -171,7 +171,7 @@ static int shca_newlink(const char *name, struct net_device *ndev)
 	} else if (sdev->state == SHCA_DEV_REGISTERING) {
 		/* Not yet removed again by `rdma link del`. */
 		sdev->state = SHCA_DEV_LIVE;
-		sdev->port_active = shca_netdev_active(ndev);
+		shca_port_init(sdev);
 		shca_debugfs_add_dev(sdev);
 		/* The netdev may have left while we were registering. */
 		if (sdev->unplug || ndev->reg_state != NETREG_REGISTERED) {

@@ -13,6 +13,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
+#include "eq.h"
 #include "hca/hca.h"
 
 #define SHCA_PORT	1	/* the one port of every device */
@@ -37,8 +38,7 @@ struct shca_dev {
 	bool unplug;			/* the netdev is going away */
 	struct dentry *dbg_dir;
 
-	/* Protected by RTNL. */
-	bool port_active;		/* last state reported by an event */
+	struct shca_eqs *eqs;		/* EQs and vectors (eq.c) */
 };
 
 struct shca_ucontext {
@@ -151,6 +151,7 @@ struct shca_dev *shca_dev_alloc(struct net_device *ndev,
 				struct device *parent);
 bool shca_netdev_active(struct net_device *ndev);
 void shca_port_update(struct shca_dev *sdev);
+void shca_port_init(struct shca_dev *sdev);
 
 /* ucontext.c */
 int shca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata);
