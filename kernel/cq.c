@@ -63,12 +63,17 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	in.ring = ring;
 	in.dbr = cq->queue->buf + ring_size;
 	in.log_size = ilog2(cnt);
-	in.eqn = attr->comp_vector;
+	in.eqn = shca_comp_eqn(sdev, attr->comp_vector);
 	err = shca_hca_exec(sdev->hca, SHCA_CMD_CREATE_CQ, &in, sizeof(in),
 			    &out, sizeof(out));
 	if (err)
 		goto err_queue;
 	cq->cqn = out.cqn;
+	/* Issue 4: the EQ handler finds the CQ by its CQN (eq.h). */
+	err = shca_cq_ev_register(sdev, &cq->ev, ibcq, cq->cqn,
+				  attr->comp_vector);
+	if (err)
+		goto err_cq_cmd;
 
 	resp.cqn = cq->cqn;
 	resp.cqe_cnt = cnt;
@@ -82,6 +87,8 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	return 0;
 
 err_cq:
+	shca_cq_ev_unregister(sdev, &cq->ev);
+err_cq_cmd:
 	din.cqn = cq->cqn;
 	WARN_ON(shca_hca_exec(sdev->hca, SHCA_CMD_DESTROY_CQ, &din,
 			      sizeof(din), NULL, 0));
@@ -99,6 +106,8 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	/* ib_core destroys the QPs first; the engine lets go of the ring. */
 	WARN_ON(shca_hca_exec(sdev->hca, SHCA_CMD_DESTROY_CQ, &in, sizeof(in),
 			      NULL, 0));
+	/* Issue 4: waits for EQ handlers, tasklets, event work (eq.h). */
+	shca_cq_ev_unregister(sdev, &cq->ev);
 	shca_queue_free(cq->queue);
 	return 0;
 }

@@ -215,6 +215,10 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	qp->cap = cap;
 	qp->sig_all = init_attr->sq_sig_type == IB_SIGNAL_ALL_WR;
 	mutex_init(&qp->mutex);
+	/* Issue 4: the EQ handler finds the QP by its QPN (eq.h). */
+	err = shca_qp_ev_register(sdev, &qp->ev, ibqp, qp->qpn);
+	if (err)
+		goto err_qp_cmd;
 
 	resp.flags = req.flags;
 	resp.sq_wqebb_cnt = l.sq_wqebb_cnt;
@@ -237,6 +241,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	return 0;
 
 err_qp:
+	shca_qp_ev_unregister(sdev, &qp->ev);
+err_qp_cmd:
 	mutex_destroy(&qp->mutex);
 	shca_qp_destroy_cmd(sdev, qp->qpn);
 err_queue:
@@ -251,6 +257,8 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	/* The model moves it to RESET and waits for the engine to let go. */
 	shca_qp_destroy_cmd(sdev, qp->qpn);
+	/* Issue 4: waits for EQ handlers and event work (eq.h). */
+	shca_qp_ev_unregister(sdev, &qp->ev);
 	shca_queue_free(qp->queue);
 	mutex_destroy(&qp->mutex);
 	return 0;

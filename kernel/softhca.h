@@ -70,6 +70,7 @@ struct shca_cq {
 	struct ib_cq ibcq;
 	u32 cqn;
 	struct shca_mmap_entry *queue;	/* ring + DBR */
+	struct shca_cq_ev ev;		/* EQ side (eq.h) */
 };
 
 struct shca_qp {
@@ -80,6 +81,7 @@ struct shca_qp {
 	bool sig_all;			/* IB_SIGNAL_ALL_WR */
 	bool sqd_notify;		/* IB_QP_EN_SQD_ASYNC_NOTIFY */
 	struct shca_mmap_entry *queue;	/* RQ + SQ + DBR */
+	struct shca_qp_ev ev;		/* EQ side (eq.h) */
 };
 
 struct shca_mr {
