@@ -607,6 +607,12 @@ int rc_wc_check(const struct ibv_wc *wc, const struct rc_wc_want *w)
 			 ibv_wc_status_str(w->status));
 	if (wc->qp_num != w->qp_num)
 		MISMATCH("qp_num %#x, want %#x", wc->qp_num, w->qp_num);
+	/* Vendor syndromes: only "non-zero on error" is promised
+	 * (Documentation/engine.md); rxe reports none.
+	 */
+	if (w->status != IBV_WC_SUCCESS && wc->status != IBV_WC_SUCCESS &&
+	    !rxe && !wc->vendor_err)
+		MISMATCH("vendor_err 0 on an error completion");
 	if (w->status == IBV_WC_SUCCESS && wc->status == IBV_WC_SUCCESS) {
 		if (wc->opcode != w->opcode)
 			MISMATCH("opcode %s, want %s", opcode_str(wc->opcode),

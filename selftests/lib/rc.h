@@ -143,7 +143,8 @@ int rc_post_atomic(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
 
 /* What a completion must say. Fields beyond status are checked as the
  * verbs define them: opcode, byte_len and wc_flags (exactly) only on
- * success; imm_data and src_qp only on a successful receive completion.
+ * success; imm_data and src_qp only on a successful receive completion;
+ * vendor_err non-zero on an error.
  */
 struct rc_wc_want {
 	uint64_t wr_id;
