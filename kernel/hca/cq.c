@@ -7,7 +7,8 @@
  * refcount_inc_not_zero(); DESTROY_CQ erases the CQN, waits until every
  * reference (lookups in flight, QPs) is put and frees the context after an
  * RCU grace period. The ring and the doorbell record belong to the driver,
- * which keeps them alive until DESTROY_CQ has returned.
+ * which keeps them alive until DESTROY_CQ has returned. Every CQ is on the
+ * engine's CQ list, which watches its arm word (cqe.c).
  */
 #include <linux/log2.h>
 #include <linux/slab.h>
@@ -24,7 +25,8 @@ int shca_cmd_create_cq(struct shca_hca *hca,
 	u32 cqn;
 	int err;
 
-	if (!in->ring || !in->dbr || in->eqn >= caps->max_comp_eqs)
+	/* Completion events go to a completion EQ, never the async one. */
+	if (!in->ring || !in->dbr || !shca_eq_is_comp(hca, in->eqn))
 		return -EINVAL;
 	/* At most max_cqe + 1 entries (one slot is never filled). */
 	if (in->log_size > 31 ||
@@ -38,6 +40,10 @@ int shca_cmd_create_cq(struct shca_hca *hca,
 	cq->ring = in->ring;
 	cq->dbr = in->dbr;
 	cq->eqn = in->eqn;
+	cq->hca = hca;
+	/* Not armed until the provider writes an arm word. */
+	WRITE_ONCE(cq->dbr->arm, cpu_to_be32(SOFTHCA_CQ_DB_CMD_NONE));
+	cq->arm_seen = cpu_to_be32(SOFTHCA_CQ_DB_CMD_NONE);
 	refcount_set(&cq->users, 1);
 	init_completion(&cq->free);
 	spin_lock_init(&cq->lock);
@@ -51,9 +57,11 @@ int shca_cmd_create_cq(struct shca_hca *hca,
 		return err == -EBUSY ? -ENOSPC : err;
 	}
 	cq->cqn = cqn;
+	shca_engine_cq_init(cq);
 	old = xa_store(&hca->cqs, cqn, cq, GFP_KERNEL);
 	if (xa_is_err(old)) {
 		xa_erase(&hca->cqs, cqn);
+		shca_engine_cq_fini(cq);
 		kfree(cq);
 		return xa_err(old);
 	}
@@ -75,6 +83,8 @@ int shca_cmd_destroy_cq(struct shca_hca *hca,
 	}
 	__xa_erase(&hca->cqs, in->cqn);
 	xa_unlock(&hca->cqs);
+	/* The engine stops watching the arm word before the record goes. */
+	shca_engine_cq_fini(cq);
 
 	if (!refcount_dec_and_test(&cq->users))
 		wait_for_completion(&cq->free);

@@ -73,19 +73,82 @@ void shca_cqe_init_err(struct softhca_cqe *cqe, u8 cqe_opcode, u32 qpn,
 }
 
 /*
- * The CQ just entered error (overrun). Hook for the async EQ: a CQ_ERROR
- * EQE with SOFTHCA_CQ_ERROR_SYNDROME_OVERRUN (IBV_EVENT_CQ_ERR) is raised
- * here once EQs exist. Called without cq->lock.
+ * Is the arm word @arm due now, given the CQEs written so far? Under
+ * cq->lock. An arm covers the CQEs from its consumer index on: it fires when
+ * one of them exists (REQ_NOT) or one of them is solicited or an error
+ * (REQ_NOT_SOL), once per arm_sn. The word is the provider's: any value is
+ * only compared, so garbage gives at worst a spurious or a missing event for
+ * that CQ.
  */
+static bool shca_cq_arm_due(struct shca_hca_cq *cq, u32 arm)
+{
+	u32 cmd = arm & SOFTHCA_CQ_DB_CMD_MASK;
+	u8 sn = (arm >> SOFTHCA_CQ_DB_SN_SHIFT) & SOFTHCA_CQ_DB_SN_MASK;
+	u32 pending, ci = arm & SOFTHCA_CQ_DB_CI_MASK;
+
+	if (cmd != SOFTHCA_CQ_DB_REQ_NOT && cmd != SOFTHCA_CQ_DB_REQ_NOT_SOL)
+		return false;
+	if (cq->fired && cq->fired_sn == sn)
+		return false;
+	pending = (cq->pi - ci) & SOFTHCA_CQ_DB_CI_MASK;
+	if (!pending || pending > (1U << cq->log_size))
+		return false;
+	/* The last solicited/error CQE is at sol_pi - 1: at or after ci? */
+	if (cmd == SOFTHCA_CQ_DB_REQ_NOT_SOL &&
+	    !(cq->sol_seen &&
+	      ((cq->pi - cq->sol_pi) & SOFTHCA_CQ_DB_CI_MASK) < pending))
+		return false;
+	cq->fired = true;
+	cq->fired_sn = sn;
+	return true;
+}
+
+/* Evaluate the arm word now in the record; under cq->lock. */
+static bool shca_cq_arm_check(struct shca_hca_cq *cq)
+{
+	__be32 arm = READ_ONCE(cq->dbr->arm);
+
+	WRITE_ONCE(cq->arm_seen, arm);
+	return shca_cq_arm_due(cq, be32_to_cpu(arm));
+}
+
+static void shca_cq_event(struct shca_hca_cq *cq)
+{
+	/* A full EQ reports its own overflow; nothing to undo here. */
+	shca_eq_comp(cq->hca, cq->eqn, cq->cqn);
+}
+
+void shca_cq_arm_poll(struct shca_hca_cq *cq)
+{
+	bool due;
+
+	spin_lock(&cq->lock);
+	/* Always looked at, so the word is not seen as new again. */
+	due = shca_cq_arm_check(cq) && !cq->overrun;
+	spin_unlock(&cq->lock);
+	if (due)
+		shca_cq_event(cq);
+}
+
+/* The CQ just entered error (overrun): IBV_EVENT_CQ_ERR. */
 static void shca_cq_error(struct shca_hca_cq *cq)
 {
-	pr_debug("softhca: CQ 0x%x overrun, CQ in error\n", cq->cqn);
+	shca_eq_cq_error(cq->hca, cq->cqn, SOFTHCA_CQ_ERROR_SYNDROME_OVERRUN);
+}
+
+static bool shca_cqe_solicits(const struct softhca_cqe *cqe)
+{
+	u8 opcode = cqe->op_own >> SOFTHCA_CQE_OPCODE_SHIFT;
+
+	return (cqe->op_own & SOFTHCA_CQE_SE) ||
+	       opcode == SOFTHCA_CQE_REQ_ERR || opcode == SOFTHCA_CQE_RESP_ERR;
 }
 
 int shca_cqe_write(struct shca_hca_cq *cq, const struct softhca_cqe *cqe)
 {
 	u32 cnt = 1U << cq->log_size;
 	struct softhca_cqe *slot;
+	bool due;
 	u32 pi, ci;
 
 	spin_lock(&cq->lock);
@@ -116,7 +179,19 @@ int shca_cqe_write(struct shca_hca_cq *cq, const struct softhca_cqe *cqe)
 	WRITE_ONCE(slot->op_own, (cqe->op_own & ~SOFTHCA_CQE_OWNER_MASK) |
 				 ((pi & cnt) ? 1 : 0));
 	cq->pi = pi + 1;
+	if (shca_cqe_solicits(cqe)) {
+		cq->sol_seen = true;
+		cq->sol_pi = pi + 1;
+	}
+	/*
+	 * The owner byte before the arm load; pairs with the provider's full
+	 * barrier between its arm store and its look at the next CQE: either
+	 * we see the arm, or the provider sees this CQE and has it evaluated.
+	 */
+	smp_mb();
+	due = shca_cq_arm_check(cq);
 	spin_unlock(&cq->lock);
-	/* Next issue: CQ arm state, EQE and vector raise go here. */
+	if (due)
+		shca_cq_event(cq);
 	return 0;
 }

@@ -175,16 +175,35 @@ static bool shca_qp_has_work(struct shca_hca_qp *qp, struct shca_scan *scan)
 	}
 }
 
-void shca_qp_set_err(struct shca_hca_qp *qp)
+/*
+ * An error the QP reports with an error CQE moves it to ERR; that is all a
+ * ConnectX does for those (no async event). Returns whether this call moved
+ * it there.
+ */
+bool shca_qp_set_err(struct shca_hca_qp *qp)
 {
 	unsigned long flags;
+	bool moved = false;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->state != SHCA_QPS_RESET)
+	if (qp->state != SHCA_QPS_RESET && qp->state != SHCA_QPS_ERR) {
 		qp->state = SHCA_QPS_ERR;
+		moved = true;
+	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	shca_engine_timer_changed();
-	/* Next issue: the affiliated async event of the error goes here. */
+	return moved;
+}
+
+/*
+ * An error no CQE can report (its CQ overran): the QP goes to ERR and the
+ * owner learns it from the affiliated async event IBV_EVENT_QP_FATAL.
+ */
+void shca_qp_fatal(struct shca_hca_qp *qp)
+{
+	if (shca_qp_set_err(qp))
+		shca_eq_qp_event(qp->hca, SOFTHCA_EVENT_TYPE_WQ_CATAS_ERROR,
+				 qp->qpn, SOFTHCA_EVENT_QUEUE_TYPE_QP);
 }
 
 void shca_engine_kick(void)
@@ -326,12 +345,13 @@ static bool shca_run_qp(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp)
 	return progress;
 }
 
-/* One turn over every QP of @eh. */
+/* One turn over every QP of @eh, then over its CQs' arm words. */
 static bool shca_engine_pass_hca(struct shca_exec_ctx *ctx,
 				 struct shca_engine_hca *eh,
 				 struct shca_scan *scan)
 {
 	struct shca_hca_qp *qp;
+	struct shca_hca_cq *cq;
 	bool progress = false;
 
 	list_for_each_entry_srcu(qp, &eh->qps, eng_node,
@@ -342,6 +362,13 @@ static bool shca_engine_pass_hca(struct shca_exec_ctx *ctx,
 			continue;		/* being destroyed */
 		progress |= shca_run_qp(ctx, qp);
 		shca_qp_put(qp);
+	}
+	list_for_each_entry_srcu(cq, &eh->cqs, eng_node,
+				 srcu_read_lock_held(&shca_engine_srcu)) {
+		if (!shca_cq_arm_changed(cq))
+			continue;
+		shca_cq_arm_poll(cq);
+		progress = true;
 	}
 	return progress;
 }
@@ -374,6 +401,7 @@ static bool shca_engine_scan(struct shca_scan *scan)
 {
 	struct shca_engine_hca *eh;
 	struct shca_hca_qp *qp;
+	struct shca_hca_cq *cq;
 	bool work = false;
 	int idx;
 
@@ -385,6 +413,10 @@ static bool shca_engine_scan(struct shca_scan *scan)
 					 srcu_read_lock_held(&shca_engine_srcu))
 			if (shca_qp_has_work(qp, scan) &&
 			    !mutex_is_locked(&qp->eng->exec_lock))
+				work = true;
+		list_for_each_entry_srcu(cq, &eh->cqs, eng_node,
+					 srcu_read_lock_held(&shca_engine_srcu))
+			if (shca_cq_arm_changed(cq))
 				work = true;
 	}
 	srcu_read_unlock(&shca_engine_srcu, idx);
@@ -744,6 +776,7 @@ int shca_engine_hca_init(struct shca_hca *hca)
 	eh->hca = hca;
 	spin_lock_init(&eh->qps_lock);
 	INIT_LIST_HEAD(&eh->qps);
+	INIT_LIST_HEAD(&eh->cqs);
 	if (!hca->engine_page) {
 		kfree(eh);
 		return -EINVAL;
@@ -783,6 +816,7 @@ void shca_engine_hca_fini(struct shca_hca *hca)
 	mutex_unlock(&shca_eng.lock);
 
 	WARN_ON_ONCE(!list_empty(&eh->qps));
+	WARN_ON_ONCE(!list_empty(&eh->cqs));
 	kfree(eh->spare_ctx);
 	hca->eng = NULL;
 	kfree(eh);
@@ -830,6 +864,25 @@ void shca_engine_qp_fini(struct shca_hca_qp *qp)
 	mutex_destroy(&e->exec_lock);
 	qp->eng = NULL;
 	kfree(e);
+}
+
+void shca_engine_cq_init(struct shca_hca_cq *cq)
+{
+	struct shca_engine_hca *eh = cq->hca->eng;
+
+	spin_lock(&eh->qps_lock);
+	list_add_tail_rcu(&cq->eng_node, &eh->cqs);
+	spin_unlock(&eh->qps_lock);
+}
+
+void shca_engine_cq_fini(struct shca_hca_cq *cq)
+{
+	struct shca_engine_hca *eh = cq->hca->eng;
+
+	spin_lock(&eh->qps_lock);
+	list_del_rcu(&cq->eng_node);
+	spin_unlock(&eh->qps_lock);
+	synchronize_srcu_expedited(&shca_engine_srcu);
 }
 
 /* Run @qp in the caller's context (a firmware command). */

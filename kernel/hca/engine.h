@@ -39,8 +39,9 @@ struct shca_engine_hca {
 	struct shca_hca *hca;
 	struct softhca_engine_page *page;	/* kernel address of engine_page */
 	struct list_head node;			/* on the engine's HCA list (SRCU) */
-	spinlock_t qps_lock;			/* writers of @qps */
+	spinlock_t qps_lock;			/* writers of @qps and @cqs */
 	struct list_head qps;			/* every QP, via qp->eng_node (SRCU) */
+	struct list_head cqs;			/* every CQ, via cq->eng_node (SRCU) */
 	struct shca_exec_ctx *spare_ctx;	/* cached context for wake-up calls */
 };
 
@@ -117,7 +118,8 @@ struct shca_exec_ctx {
 };
 
 /* engine.c */
-void shca_qp_set_err(struct shca_hca_qp *qp);
+bool shca_qp_set_err(struct shca_hca_qp *qp);
+void shca_qp_fatal(struct shca_hca_qp *qp);
 void shca_engine_defer(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp);
 void shca_engine_kick(void);
 void shca_engine_timer_changed(void);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* CHANGED: (issue 4) hca->eqh, EQ section at the end (eq.c). */
+/* CHANGED: (issue 4) hca->eqh, EQ section at the end (eq.c); CQ arm state. */
 /* CHANGED: rcu_head+mkey.offset+qp.sq_draining; DESTROY_QP order below. */
 /*
  * softhca HCA model internals: the objects "firmware" keeps (MKeys, CQ and
@@ -99,14 +99,21 @@ struct shca_hca_cq {
 	u32 log_size;			/* ring of 1 << log_size CQEs */
 	struct softhca_cqe *ring;	/* kernel address of the ring */
 	struct softhca_cq_dbr *dbr;	/* kernel address; set_ci is a hint */
-	u32 eqn;			/* completion EQ (events: later) */
+	u32 eqn;			/* completion EQ of its events */
+	struct shca_hca *hca;
 	refcount_t users;
 	struct completion free;
 	struct rcu_head rcu;
-	/* eng: producer state, under lock */
+	struct list_head eng_node;	/* on the engine's CQ list (SRCU) */
+	/* eng: producer and notification state, under lock (cqe.c) */
 	spinlock_t lock;
 	u32 pi;				/* CQEs written so far */
 	bool overrun;			/* in error: no more CQEs */
+	bool fired;			/* an event was raised for fired_sn */
+	u8 fired_sn;			/* arm_sn of the arm that last fired */
+	bool sol_seen;			/* sol_pi is valid */
+	u32 sol_pi;			/* pi after the last solicited/error CQE */
+	__be32 arm_seen;		/* the arm word last evaluated (lockless hint) */
 };
 
 struct shca_hca_cq *shca_cq_get(struct shca_hca *hca, u32 cqn);
@@ -119,6 +126,18 @@ void shca_cq_put(struct shca_hca_cq *cq);
  * written and -ENOSPC is returned so the caller errors its QP.
  */
 int shca_cqe_write(struct shca_hca_cq *cq, const struct softhca_cqe *cqe);
+
+/*
+ * The provider wrote a new arm word (cq->dbr->arm differs from arm_seen):
+ * evaluate it against the CQEs not yet consumed and raise the completion
+ * event if it is due (an arm that finds unconsumed CQEs fires at once).
+ */
+static inline bool shca_cq_arm_changed(struct shca_hca_cq *cq)
+{
+	return READ_ONCE(cq->dbr->arm) != READ_ONCE(cq->arm_seen);
+}
+
+void shca_cq_arm_poll(struct shca_hca_cq *cq);
 
 /* ---- QPs (qp.c: contexts and state; engine: execution) ---------------- */
 
@@ -179,6 +198,13 @@ void shca_engine_qp_state_changed(struct shca_hca_qp *qp,
  */
 int shca_engine_qp_init(struct shca_hca_qp *qp);
 void shca_engine_qp_fini(struct shca_hca_qp *qp);
+
+/*
+ * The engine watches every CQ's arm word: CREATE_CQ adds the CQ once it is
+ * complete, DESTROY_CQ removes it (may sleep) before freeing it.
+ */
+void shca_engine_cq_init(struct shca_hca_cq *cq);
+void shca_engine_cq_fini(struct shca_hca_cq *cq);
 
 /* Engine of one HCA instance (engine.c). */
 int shca_engine_hca_init(struct shca_hca *hca);

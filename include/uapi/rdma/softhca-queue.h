@@ -310,6 +310,8 @@ struct softhca_cq_dbr {
 #define SOFTHCA_CQ_DB_CMD_MASK		0x0f000000
 #define SOFTHCA_CQ_DB_REQ_NOT_SOL	0x01000000	/* solicited only */
 #define SOFTHCA_CQ_DB_REQ_NOT		0x00000000	/* next completion */
+/* The arm word CREATE_CQ leaves in the record: not armed yet. */
+#define SOFTHCA_CQ_DB_CMD_NONE		0x0f000000
 #define SOFTHCA_CQ_DB_CI_MASK		0x00ffffff
 
 /* ------------------------------------------------------------------------
