@@ -216,10 +216,15 @@ static int end_create(struct rc_pair *p, int i)
 	e->pd = ibv_alloc_pd(e->ctx);
 	if (!e->pd)
 		return fail(errno, "alloc_pd on %s", e->dev);
-	e->scq = ibv_create_cq(e->ctx, c->cqe, NULL, NULL, 0);
+	if (c->channels) {
+		e->ch = ibv_create_comp_channel(e->ctx);
+		if (!e->ch)
+			return fail(errno, "create_comp_channel on %s", e->dev);
+	}
+	e->scq = ibv_create_cq(e->ctx, c->cqe, NULL, e->ch, c->comp_vector);
 	if (!e->scq)
 		return fail(errno, "create send CQ (cqe %d) on %s", c->cqe, e->dev);
-	e->rcq = ibv_create_cq(e->ctx, c->cqe, NULL, NULL, 0);
+	e->rcq = ibv_create_cq(e->ctx, c->cqe, NULL, e->ch, c->comp_vector);
 	if (!e->rcq)
 		return fail(errno, "create recv CQ (cqe %d) on %s", c->cqe, e->dev);
 	e->buf_size = c->buf_size;
@@ -392,8 +397,11 @@ static void end_destroy(struct rc_end *e)
 		ibv_destroy_cq(e->scq);
 	if (e->rcq)
 		ibv_destroy_cq(e->rcq);
+	if (e->ch)
+		ibv_destroy_comp_channel(e->ch);
 	if (e->pd)
 		ibv_dealloc_pd(e->pd);
+	e->ch = NULL;
 	e->qp = NULL;
 	e->mr = NULL;
 	e->buf = NULL;

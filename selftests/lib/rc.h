@@ -51,6 +51,8 @@ struct rc_cfg {
 	uint8_t timeout[2], retry_cnt[2], rnr_retry[2], min_rnr_timer[2];
 	uint8_t max_rd_atomic[2], max_dest_rd_atomic[2];
 	uint32_t sq_psn[2];		/* end i's SQ PSN = end !i's RQ PSN */
+	bool channels;			/* each end's CQs report to its channel */
+	int comp_vector;		/* of every CQ */
 };
 
 struct rc_end {
@@ -58,6 +60,7 @@ struct rc_end {
 	struct ibv_context *ctx;
 	bool own_ctx;
 	struct ibv_pd *pd;
+	struct ibv_comp_channel *ch;	/* cfg.channels: of scq and rcq */
 	struct ibv_cq *scq, *rcq;
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
