@@ -388,7 +388,7 @@ static void shca_sq_complete(struct shca_hca_qp *qp, const struct shca_wqe *w)
 	if (shca_wqe_signaled(qp, w)) {
 		shca_cqe_init_req(&cqe, qp, w, w->local.len);
 		if (shca_cqe_write(qp->send_cq, &cqe))
-			shca_qp_set_err(qp);
+			shca_qp_fatal(qp);
 	}
 	WRITE_ONCE(qp->sq_ci, qp->sq_ci + w->nbb);
 }
@@ -402,8 +402,9 @@ static void shca_sq_fail(struct shca_hca_qp *qp, const struct shca_wqe *w,
 	shca_wait_clear(qp);
 	shca_cqe_init_err(&cqe, SOFTHCA_CQE_REQ_ERR, qp->qpn, w->opcode, w->idx,
 			  syndrome);
-	/* An overrun CQ is in error already; the QP goes to ERR anyway. */
-	shca_cqe_write(qp->send_cq, &cqe);
+	/* A CQ that cannot take the CQE makes the error a fatal one. */
+	if (shca_cqe_write(qp->send_cq, &cqe))
+		shca_qp_fatal(qp);
 	WRITE_ONCE(qp->sq_ci, qp->sq_ci + w->nbb);
 	shca_qp_set_err(qp);
 }

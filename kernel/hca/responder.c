@@ -114,7 +114,7 @@ static void shca_resp_cqe_write(struct shca_exec_ctx *ctx,
 				const struct softhca_cqe *cqe)
 {
 	if (shca_cqe_write(resp->recv_cq, cqe)) {
-		shca_qp_set_err(resp);
+		shca_qp_fatal(resp);
 		shca_engine_defer(ctx, resp);
 	}
 	WRITE_ONCE(resp->rq_ci, resp->rq_ci + 1);
