@@ -23,8 +23,8 @@ SELFTEST_BINS := $(patsubst selftests/%.c,$(B)/selftests/%,$(SELFTEST_SRCS))
 SELFTEST_LIB := $(wildcard selftests/lib/*.c)
 SELFTEST_LIBHDR := $(wildcard selftests/lib/*.h)
 
-.PHONY: all deps module user selftests unit check demo bench checkpatch clean provider-aarch64
-all: module user selftests unit
+.PHONY: all deps module user selftests unit tools check demo bench checkpatch clean provider-aarch64
+all: module user selftests unit tools
 
 deps:
 	@scripts/deps
@@ -62,6 +62,16 @@ unit: $(UNIT_BINS)
 $(B)/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(PROVIDER_SRCS) $(PROVIDER_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -o $@ $< -libverbs -lpthread
+
+# Helpers for make bench (tools/*.c), run inside the VM.
+TOOL_SRCS := $(wildcard tools/*.c)
+TOOL_BINS := $(patsubst tools/%.c,$(B)/tools/%,$(TOOL_SRCS))
+
+tools: $(TOOL_BINS)
+
+$(B)/tools/%: tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -o $@ $< -libverbs
 
 check: deps
 	@$(MAKE) --no-print-directory all
