@@ -424,6 +424,10 @@ static int shca_qp_attrs(struct shca_dev *sdev, const struct ib_qp_attr *attr,
 		a->pkey_index = attr->pkey_index;
 		in->attr_mask |= SHCA_QP_ATTR_PKEY_INDEX;
 	}
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY) {
+		a->sqd_notify = !!attr->en_sqd_async_notify;
+		in->attr_mask |= SHCA_QP_ATTR_SQD_NOTIFY;
+	}
 	return 0;
 }
 

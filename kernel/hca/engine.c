@@ -921,6 +921,12 @@ void shca_engine_qp_state_changed(struct shca_hca_qp *qp,
 		mutex_unlock(&e->resp_lock);
 		mutex_unlock(&e->exec_lock);
 		break;
+	case SHCA_QPS_SQD:
+		/* Drained already unless a WQE executes or waits. */
+		mutex_lock(&e->exec_lock);
+		shca_sq_drained_check(qp);
+		mutex_unlock(&e->exec_lock);
+		break;
 	case SHCA_QPS_RTS:
 		/* WQEs posted before RTS start now. */
 	case SHCA_QPS_ERR:

@@ -135,6 +135,7 @@ enum shca_step shca_sq_step(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 			    u16 posted, s64 now);
 void shca_sq_flush(struct shca_hca_qp *qp, u16 posted, unsigned int budget);
 void shca_wait_clear(struct shca_hca_qp *qp);
+void shca_sq_drained_check(struct shca_hca_qp *qp);
 int shca_sgl_get(struct shca_hca *hca, u32 pdn, u32 access,
 		 struct shca_sgl *sgl, u64 len);
 void shca_sgl_put(struct shca_sgl *sgl);

@@ -204,6 +204,7 @@ struct shca_cmd_destroy_qp_in {
 #define SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC	BIT(11)
 #define SHCA_QP_ATTR_PORT		BIT(12)
 #define SHCA_QP_ATTR_PKEY_INDEX		BIT(13)
+#define SHCA_QP_ATTR_SQD_NOTIFY		BIT(14)	/* sqd_notify */
 
 struct shca_qp_attrs {
 	u32 access_flags;		/* SHCA_ACCESS_REMOTE_* */
@@ -224,6 +225,7 @@ struct shca_qp_attrs {
 	u8 max_rd_atomic;
 	u8 max_dest_rd_atomic;
 	u16 pkey_index;
+	u8 sqd_notify;			/* SQD: SQ_DRAINED event when drained */
 };
 
 /*

@@ -163,6 +163,7 @@ struct shca_hca_qp {
 	spinlock_t lock;
 	enum shca_qp_state state;
 	struct shca_qp_attrs attrs;	/* see hca.h MODIFY_QP */
+	bool sqd_event;			/* SQ_DRAINED owed for this SQD */
 
 	/* eng: execution state, see engine.c (under lock unless noted) */
 	u16 sq_ci;			/* next WQEBB the engine executes */

@@ -17,7 +17,7 @@
 #define SHCA_QPN_MIN		2
 #define SHCA_QP_FLAGS_ALL	(SHCA_QP_SIGNATURE | SHCA_QP_SQ_SIG_ALL)
 /* Every SHCA_QP_ATTR_* bit: PKEY_INDEX is the highest. */
-#define SHCA_QP_ATTR_ALL	((SHCA_QP_ATTR_PKEY_INDEX << 1) - 1)
+#define SHCA_QP_ATTR_ALL	((SHCA_QP_ATTR_SQD_NOTIFY << 1) - 1)
 
 static bool shca_qp_in_valid(struct shca_hca *hca,
 			     const struct shca_cmd_create_qp_in *in)
@@ -214,6 +214,8 @@ static void shca_qp_apply(struct shca_qp_attrs *dst,
 		dst->port = src->port;
 	if (mask & SHCA_QP_ATTR_PKEY_INDEX)
 		dst->pkey_index = src->pkey_index;
+	if (mask & SHCA_QP_ATTR_SQD_NOTIFY)
+		dst->sqd_notify = src->sqd_notify;
 }
 
 /* What firmware checks itself; the driver checked the IB rules before. */
@@ -292,6 +294,9 @@ int shca_cmd_modify_qp(struct shca_hca *hca,
 	} else {
 		shca_qp_apply(&qp->attrs, &in->attrs, in->attr_mask);
 		qp->state = in->new_state;
+		/* Each entry into SQD asks for at most one SQ_DRAINED. */
+		if (in->new_state == SHCA_QPS_SQD && old != SHCA_QPS_SQD)
+			WRITE_ONCE(qp->sqd_event, qp->attrs.sqd_notify);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 

@@ -379,6 +379,35 @@ static bool shca_wqe_signaled(struct shca_hca_qp *qp, const struct shca_wqe *w)
 	       (qp->flags & SHCA_QP_SQ_SIG_ALL);
 }
 
+/*
+ * In SQD with SQ_DRAINED requested, and nothing started left: raise it,
+ * once. Called by whoever may have made the last change, the modify to
+ * SQD (with exec_lock, so no WQE is half done) or the engine completing
+ * the WQE that was in flight; qp->lock decides who.
+ */
+void shca_sq_drained_check(struct shca_hca_qp *qp)
+{
+	unsigned long flags;
+	bool raise = false;
+
+	/*
+	 * Lockless first: the completion path runs this for every WQE. A
+	 * stale false is harmless, the modify's own check follows.
+	 */
+	if (!READ_ONCE(qp->sqd_event))
+		return;
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->sqd_event && qp->state == SHCA_QPS_SQD &&
+	    !READ_ONCE(qp->sq_draining)) {
+		WRITE_ONCE(qp->sqd_event, false);
+		raise = true;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (raise)
+		shca_eq_qp_event(qp->hca, SOFTHCA_EVENT_TYPE_SQ_DRAINED,
+				 qp->qpn, SOFTHCA_EVENT_QUEUE_TYPE_SQ);
+}
+
 /* Complete the current WQE successfully and step over it. */
 static void shca_sq_complete(struct shca_hca_qp *qp, const struct shca_wqe *w)
 {
@@ -391,6 +420,8 @@ static void shca_sq_complete(struct shca_hca_qp *qp, const struct shca_wqe *w)
 			shca_qp_fatal(qp);
 	}
 	WRITE_ONCE(qp->sq_ci, qp->sq_ci + w->nbb);
+	/* After its CQE: the event says the SQ is idle. */
+	shca_sq_drained_check(qp);
 }
 
 /* Fail the current WQE with @syndrome, step over it, QP to ERR. */
