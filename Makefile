@@ -54,7 +54,8 @@ $(B)/selftests/%: selftests/%.c $(SELFTEST_LIB) $(SELFTEST_LIBHDR) $(KSFT)/kself
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 		-Wno-unused-parameter -Wno-sign-compare -I$(KSFT) \
-		-I$(CURDIR)/include/uapi -I$(CURDIR)/selftests/lib -o $@ $< $(SELFTEST_LIB) \
+		-I$(CURDIR)/include/uapi -I$(CURDIR)/selftests/lib -I$(CURDIR)/user \
+		-o $@ $< $(SELFTEST_LIB) \
 		-libverbs -lmnl -lpthread
 
 unit: $(UNIT_BINS)

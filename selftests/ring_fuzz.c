@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kernel survives any bytes in the rings user space can write
+ * (DESIGN.md §9, brief: "any bytes in a user-writable ring"). Each round
+ * opens a connected RC pair, then writes into the SQ, the RQ and their
+ * doorbell record, and into the CQ doorbell records (consumer index, arm
+ * word), while the engine executes:
+ *   random   - random bytes everywhere, random producer counters;
+ *   shaped   - well-formed control segments (real QPN, every opcode and some
+ *              invalid ones, any DS count) whose segments carry the real
+ *              keys or random ones, addresses around the edges of the
+ *              registered window and lengths from 0 to 4 GiB;
+ *   racing   - shaped WQEs rewritten while the engine reads them.
+ * After each round, and checked with values:
+ *   - memory outside the registered windows (guards on both ends) is
+ *     untouched: no key reaches memory it does not cover;
+ *   - every object is destroyed without error, `rdma res` counts return to
+ *     the baseline;
+ * and at the end a fresh pair moves data correctly.
+ * vm-run fails the run on any WARN/BUG/Oops in dmesg.
+ * SOFTHCA_FUZZ_ROUNDS (default 60 per variant), SOFTHCA_FUZZ_SEED.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+
+#include "kselftest_harness.h"
+#include "rc.h"
+#include "softhca.h"		/* the provider's queue pointers (white box) */
+#include "util.h"
+#include "verbs_util.h"
+
+#define GUARD		((256 << 10) + 100)	/* untouchable bytes before/after */
+#define WIN		(512 << 10)	/* the registered window */
+#define PATTERN_SEED	0x5eed
+
+enum fuzz_mode { FUZZ_RANDOM, FUZZ_SHAPED, FUZZ_RACING, FUZZ_MODES };
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	/* xorshift64*: reproducible from the printed seed. */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static uint32_t rnd_below(uint32_t n)
+{
+	return n ? (uint32_t)(rnd() % n) : 0;
+}
+
+static void rnd_fill(void *p, size_t len)
+{
+	uint8_t *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		b[i] = (uint8_t)rnd();
+}
+
+/* One end's fuzzing targets. */
+struct target {
+	struct rc_end *e;
+	uint32_t next;			/* shaped: the SQ slot to write next */
+	struct ibv_mr *win;		/* over buf + GUARD, WIN bytes */
+	struct softhca_qp *sqp;
+	struct softhca_cq *scq, *rcq;
+};
+
+/* An address near the edges of @t's window (or anywhere, sometimes). */
+static uint64_t pick_addr(const struct target *t)
+{
+	uint64_t base = (uintptr_t)t->e->buf + GUARD;
+
+	switch (rnd_below(6)) {
+	case 0:
+		return base - 1 - rnd_below(4096);
+	case 1:
+		return base + WIN - rnd_below(4096);
+	case 2:
+		return base + rnd_below(WIN);
+	case 3:
+		return rnd();
+	case 4:
+		return base;
+	default:
+		return base + WIN + rnd_below(4096);
+	}
+}
+
+static uint32_t pick_len(void)
+{
+	static const uint32_t odd[] = { 0, 1, 7, 8, 64, 4096, WIN, WIN + 1,
+					0x7fffffff, 0x80000000, 0xffffffff };
+
+	if (rnd_below(2))
+		return odd[rnd_below(sizeof(odd) / sizeof(odd[0]))];
+	return rnd_below(1 << 17);
+}
+
+static uint32_t pick_key(const struct target *self, const struct target *peer,
+			 bool remote)
+{
+	switch (rnd_below(4)) {
+	case 0:
+		return (uint32_t)rnd();
+	case 1:
+		return (remote ? peer : self)->win->rkey ^ (1u << rnd_below(32));
+	default:
+		return remote ? peer->win->rkey : self->win->lkey;
+	}
+}
+
+static uint8_t pick_opcode(void)
+{
+	static const uint8_t ops[] = {
+		SOFTHCA_OPCODE_NOP, SOFTHCA_OPCODE_RDMA_WRITE,
+		SOFTHCA_OPCODE_RDMA_WRITE_IMM, SOFTHCA_OPCODE_SEND,
+		SOFTHCA_OPCODE_SEND_IMM, SOFTHCA_OPCODE_RDMA_READ,
+		SOFTHCA_OPCODE_ATOMIC_CS, SOFTHCA_OPCODE_ATOMIC_FA,
+	};
+
+	if (!rnd_below(8))
+		return (uint8_t)rnd();
+	return ops[rnd_below(sizeof(ops) / sizeof(ops[0]))];
+}
+
+/* A well-formed control segment and plausible segments at WQEBB @slot. */
+static void shaped_wqe(const struct target *t, const struct target *peer,
+		       uint32_t slot)
+{
+	struct softhca_sq *sq = &t->sqp->sq;
+	uint8_t wqe[4 * SOFTHCA_SEND_WQE_BB];
+	struct softhca_wqe_ctrl_seg *ctrl = (void *)wqe;
+	uint32_t ds = 1 + rnd_below(SOFTHCA_WQE_MAX_DS);
+	uint32_t size = sizeof(wqe), off, ring_size;
+	uint8_t opcode = pick_opcode();
+
+	rnd_fill(wqe, sizeof(wqe));
+	ctrl->opmod_idx_opcode = htobe32((rnd_below(4) ? 0 : (uint32_t)rnd() << 24) |
+					 ((slot & 0xffff) << 8) | opcode);
+	ctrl->qpn_ds = htobe32((rnd_below(8) ? t->sqp->qpn : (uint32_t)rnd()) << 8 |
+			       ds);
+	ctrl->fm_ce_se = (uint8_t)rnd();
+	for (off = 16; off + 16 <= size; off += 16) {
+		uint8_t *seg = wqe + off;
+
+		switch (rnd_below(4)) {
+		case 0: {
+			struct softhca_wqe_raddr_seg *r = (void *)seg;
+
+			r->raddr = htobe64(pick_addr(peer));
+			r->rkey = htobe32(pick_key(t, peer, true));
+			break;
+		}
+		case 1: {
+			struct softhca_wqe_inline_seg *in = (void *)seg;
+
+			in->byte_count = htobe32(SOFTHCA_INLINE_SEG |
+						 rnd_below(1024));
+			break;
+		}
+		default: {
+			struct softhca_wqe_data_seg *d = (void *)seg;
+
+			d->byte_count = htobe32(pick_len());
+			d->lkey = htobe32(pick_key(t, peer, false));
+			d->addr = htobe64(pick_addr(t));
+			break;
+		}
+		}
+	}
+	/* Into the ring at @slot, wrapping like the provider does. */
+	ring_size = sq->wqebb_cnt * SOFTHCA_SEND_WQE_BB;
+	off = (slot & (sq->wqebb_cnt - 1)) * SOFTHCA_SEND_WQE_BB;
+	for (uint32_t i = 0; i < size; i++)
+		sq->ring.buf[(off + i) % ring_size] = wqe[i];
+}
+
+/*
+ * Where @len bytes of @t's window go: inside it, or (one time in four)
+ * sticking out of either end by 1..64 bytes, which must fail.
+ */
+static uint64_t window_addr(const struct target *t, uint32_t len)
+{
+	uint64_t base = (uintptr_t)t->e->buf + GUARD;
+
+	switch (rnd_below(8)) {
+	case 0:
+		return base - 1 - rnd_below(64);
+	case 1:
+		return base + WIN - len + 1 + rnd_below(64);
+	default:
+		return base + rnd_below(WIN - len);
+	}
+}
+
+/*
+ * A valid RDMA WRITE or READ of up to 4 KiB between the two windows at
+ * WQEBB @slot (one WQEBB: ctrl, raddr, data), so some rounds execute real
+ * work before the garbage that follows.
+ */
+static void valid_wqe(const struct target *t, const struct target *peer,
+		      uint32_t slot)
+{
+	struct softhca_sq *sq = &t->sqp->sq;
+	uint8_t *wqe = sq->ring.buf +
+		       (slot & (sq->wqebb_cnt - 1)) * SOFTHCA_SEND_WQE_BB;
+	struct softhca_wqe_ctrl_seg *ctrl = (void *)wqe;
+	struct softhca_wqe_raddr_seg *r = (void *)(wqe + 16);
+	struct softhca_wqe_data_seg *d = (void *)(wqe + 32);
+	uint32_t len = 1 + rnd_below(4096);
+	uint8_t opcode = rnd_below(2) ? SOFTHCA_OPCODE_RDMA_WRITE :
+					SOFTHCA_OPCODE_RDMA_READ;
+
+	memset(wqe, 0, SOFTHCA_SEND_WQE_BB);
+	ctrl->opmod_idx_opcode = htobe32(((slot & 0xffff) << 8) | opcode);
+	ctrl->qpn_ds = htobe32(t->sqp->qpn << 8 | 3);
+	ctrl->fm_ce_se = SOFTHCA_WQE_CTRL_CQ_UPDATE;
+	r->raddr = htobe64(window_addr(peer, len));
+	r->rkey = htobe32(peer->win->rkey);
+	d->byte_count = htobe32(len);
+	d->lkey = htobe32(t->win->lkey);
+	d->addr = htobe64(window_addr(t, len));
+}
+
+/* Receive WQEs with keys/addresses around the window, or random. */
+static void shaped_rwqe(const struct target *t, uint32_t idx)
+{
+	struct softhca_rq *rq = &t->sqp->rq;
+	uint32_t stride = 1u << rq->wqe_shift;
+	uint8_t *w = rq->buf + (idx & (rq->wqe_cnt - 1)) * stride;
+
+	rnd_fill(w, stride);
+	for (uint32_t off = 0; off + 16 <= stride; off += 16) {
+		struct softhca_wqe_data_seg *d = (void *)(w + off);
+
+		if (!rnd_below(5))
+			break;
+		d->byte_count = htobe32(pick_len());
+		d->lkey = htobe32(pick_key(t, t, false));
+		d->addr = htobe64(pick_addr(t));
+	}
+}
+
+/* The wake-up call the provider makes when the engine sleeps. */
+static void engine_wake(struct ibv_context *ctx)
+{
+	struct ib_uverbs_ioctl_hdr hdr;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.length = sizeof(hdr);
+	hdr.object_id = UVERBS_OBJECT_DEVICE;
+	hdr.method_id = SOFTHCA_METHOD_ENGINE_WAKE;
+	hdr.driver_id = RDMA_DRIVER_UNKNOWN;
+	ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &hdr);
+}
+
+static void fuzz_cq(struct softhca_cq *cq)
+{
+	if (rnd_below(2))
+		cq->dbr->set_ci = (uint32_t)rnd();
+	if (rnd_below(2))
+		cq->dbr->arm = (uint32_t)rnd();
+	if (!rnd_below(4))
+		rnd_fill(cq->ring, cq->cqe_cnt * sizeof(*cq->ring));
+}
+
+/* One burst of writes into @t's queues, then the doorbells. */
+static void fuzz_once(struct target *t, struct target *peer,
+		      enum fuzz_mode mode)
+{
+	struct softhca_sq *sq = &t->sqp->sq;
+	struct softhca_rq *rq = &t->sqp->rq;
+	uint32_t n = 1 + rnd_below(sq->wqebb_cnt);
+	uint32_t valid = rnd_below(4), start = t->next;
+
+	if (mode == FUZZ_RANDOM) {
+		rnd_fill(sq->ring.buf, sq->wqebb_cnt * SOFTHCA_SEND_WQE_BB);
+		if (rq->wqe_cnt)
+			rnd_fill(rq->buf, rq->wqe_cnt << rq->wqe_shift);
+		t->sqp->dbr->snd_counter = (uint32_t)rnd();
+		t->sqp->dbr->rcv_counter = (uint32_t)rnd();
+	} else {
+		/* From where the engine is (if nothing failed yet). */
+		if (!rnd_below(4))
+			start = rnd_below(0x10000);
+		n += valid;
+		for (uint32_t i = 0; i < n; i++) {
+			if (i < valid)
+				valid_wqe(t, peer, start + i);
+			else
+				shaped_wqe(t, peer, start + i);
+		}
+		t->next = start + n;
+		for (uint32_t i = 0; rq->wqe_cnt && i < rq->wqe_cnt; i++)
+			shaped_rwqe(t, i);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		t->sqp->dbr->rcv_counter = htobe32(rnd_below(0x10000));
+		t->sqp->dbr->snd_counter =
+			htobe32((start + (rnd_below(4) ? n : rnd_below(0x10000))) &
+				0xffff);
+	}
+	if (!rnd_below(3))
+		fuzz_cq(t->scq);
+	if (!rnd_below(3))
+		fuzz_cq(t->rcq);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	engine_wake(t->e->ctx);
+}
+
+static int target_init(struct target *t, struct rc_end *e)
+{
+	t->e = e;
+	t->next = 0;
+	/* Only the window is registered: the guards have no key at all. */
+	ibv_dereg_mr(e->mr);
+	e->mr = NULL;
+	t->win = ibv_reg_mr(e->pd, e->buf + GUARD, WIN, RC_ACCESS_ALL);
+	if (!t->win)
+		return -errno;
+	rc_fill(e->buf, GUARD, PATTERN_SEED);
+	/* Copies between different offsets of this change the window. */
+	rc_fill(e->buf + GUARD, WIN, PATTERN_SEED + 2);
+	rc_fill(e->buf + GUARD + WIN, e->buf_size - GUARD - WIN,
+		PATTERN_SEED + 1);
+	t->sqp = to_sqp(e->qp);
+	t->scq = to_scq(e->scq);
+	t->rcq = to_scq(e->rcq);
+	return 0;
+}
+
+static long guards_broken(const struct target *t)
+{
+	long off = rc_check_fill(t->e->buf, GUARD, PATTERN_SEED);
+
+	if (off >= 0)
+		return off;
+	off = rc_check_fill(t->e->buf + GUARD + WIN,
+			    t->e->buf_size - GUARD - WIN, PATTERN_SEED + 1);
+	return off >= 0 ? GUARD + WIN + off : -1;
+}
+
+static const char *const res_names[] = { "qp", "cq", "mr", "pd" };
+#define NRES (sizeof(res_names) / sizeof(res_names[0]))
+
+static void res_snapshot(long *v)
+{
+	for (size_t i = 0; i < NRES; i++)
+		v[i] = res_count("shca0", res_names[i]);
+}
+
+FIXTURE(fuzz) {
+	long res0[NRES];
+};
+
+FIXTURE_VARIANT(fuzz) {
+	enum rc_topo topo;
+};
+
+FIXTURE_VARIANT_ADD(fuzz, same_ctx) { .topo = RC_SAME_CTX };
+FIXTURE_VARIANT_ADD(fuzz, cross_dev) { .topo = RC_CROSS_DEV };
+
+static void __attribute__((constructor)) guard(void)
+{
+	rc_shca1_guard();
+}
+
+FIXTURE_SETUP(fuzz)
+{
+	const char *seed = getenv("SOFTHCA_FUZZ_SEED");
+
+	rng_state = seed ? strtoull(seed, NULL, 0) :
+		    (uint64_t)time(NULL) * 2654435761u + getpid();
+	if (!rng_state)
+		rng_state = 1;
+	TH_LOG("seed %#llx (SOFTHCA_FUZZ_SEED to replay)",
+	       (unsigned long long)rng_state);
+	res_snapshot(self->res0);
+}
+
+FIXTURE_TEARDOWN(fuzz)
+{
+}
+
+TEST_F_TIMEOUT(fuzz, rings_and_doorbells, 1200)
+{
+	const char *env = getenv("SOFTHCA_FUZZ_ROUNDS");
+	int rounds = env ? atoi(env) : 60;
+	int err_qps = 0, landed = 0;
+	long res[NRES];
+
+	for (int r = 0; r < rounds; r++) {
+		enum fuzz_mode mode = (enum fuzz_mode)(r % FUZZ_MODES);
+		struct target t[2];
+		struct rc_pair p;
+		struct rc_cfg c;
+
+		rc_cfg_default(&c, variant->topo);
+		c.rnr_retry[0] = c.rnr_retry[1] = 1;	/* no endless RNR */
+		c.timeout[0] = c.timeout[1] = 8;	/* ~1 ms retries */
+		c.retry_cnt[0] = c.retry_cnt[1] = 1;
+		c.min_rnr_timer[0] = c.min_rnr_timer[1] = 1;
+		c.cqe = 16;				/* overruns happen */
+		ASSERT_EQ(0, rc_pair_open(&p, &c)) TH_LOG("%s", rc_err);
+		for (int i = 0; i < 2; i++) {
+			ASSERT_EQ(0, target_init(&t[i], &p.e[i]))
+				TH_LOG("reg window: %s", strerror(errno));
+		}
+
+		for (int k = 0; k < (mode == FUZZ_RACING ? 40 : 3); k++) {
+			int i = rnd_below(2);
+
+			fuzz_once(&t[i], &t[!i], mode);
+			if (mode != FUZZ_RACING)
+				usleep(2000);
+		}
+		usleep(5000);
+		/* Whatever the engine did, the guards are intact... */
+		for (int i = 0; i < 2; i++) {
+			long bad = guards_broken(&t[i]);
+
+			EXPECT_EQ(-1, bad)
+				TH_LOG("round %d mode %d: end %d guard byte %ld changed",
+				       r, mode, i, bad);
+		}
+		/* What it did: QPs the garbage put in ERR, writes that landed. */
+		for (int i = 0; i < 2; i++) {
+			err_qps += rc_qp_state(p.e[i].qp) == IBV_QPS_ERR;
+			landed += rc_check_fill(p.e[i].buf + GUARD, WIN,
+						PATTERN_SEED + 2) >= 0;
+		}
+		/* ...and every object goes away cleanly. */
+		for (int i = 0; i < 2; i++) {
+			EXPECT_EQ(0, ibv_destroy_qp(p.e[i].qp));
+			p.e[i].qp = NULL;
+			EXPECT_EQ(0, ibv_dereg_mr(t[i].win));
+		}
+		rc_pair_destroy(&p);
+		res_snapshot(res);
+		for (size_t i = 0; i < NRES; i++) {
+			ASSERT_EQ(self->res0[i], res[i])
+				TH_LOG("round %d: %s count %ld, baseline %ld", r,
+				       res_names[i], res[i], self->res0[i]);
+		}
+	}
+	/*
+	 * The fuzzing reached the engine: it errored QPs and also executed
+	 * WQEs that were valid enough to write into a window.
+	 */
+	TH_LOG("%d rounds: %d of %d QPs ended in ERR, %d windows written",
+	       rounds, err_qps, 2 * rounds, landed);
+	EXPECT_GE(err_qps, rounds / 2);
+	EXPECT_GE(landed, 1);
+}
+
+/* After all of it the device still moves data, byte for byte. */
+TEST_F(fuzz, device_still_works)
+{
+	struct rc_pair p;
+	struct rc_cfg c;
+	struct ibv_wc wc;
+
+	rc_cfg_default(&c, variant->topo);
+	ASSERT_EQ(0, rc_pair_open(&p, &c)) TH_LOG("%s", rc_err);
+	rc_fill(p.e[0].buf, 65536, 99);
+	ASSERT_EQ(0, rc_post_send(p.e[0].qp, IBV_WR_RDMA_WRITE, 1,
+				  p.e[0].buf, 65536, p.e[0].mr->lkey,
+				  (uintptr_t)p.e[1].buf, p.e[1].mr->rkey,
+				  IBV_SEND_SIGNALED, 0));
+	ASSERT_EQ(1, rc_poll(p.e[0].scq, &wc, 1, 5000)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(-1, rc_check_fill(p.e[1].buf, 65536, 99));
+	rc_pair_destroy(&p);
+}
+
+TEST_HARNESS_MAIN
