@@ -22,6 +22,7 @@
 
 #include "kselftest_harness.h"
 #include "rc.h"
+#include "verbs_util.h"
 #include "util.h"
 
 #define EV_MS		5000	/* an event that takes longer is lost */
@@ -336,20 +337,6 @@ TEST_F(arm, arm_makes_no_wakeup_call)
 	ASSERT_EQ(1, drain(B->scq, 1)) TH_LOG("%s", rc_err);
 }
 
-/* Next async event of @ctx within @ms, acked; its copy in *ev. */
-static int next_async(struct ibv_context *ctx, int ms,
-		      struct ibv_async_event *ev)
-{
-	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
-
-	if (poll(&pfd, 1, ms) != 1)
-		return -1;
-	if (ibv_get_async_event(ctx, ev))
-		return -1;
-	ibv_ack_async_event(ev);
-	return ev->event_type;
-}
-
 static void small_cq(struct rc_cfg *c)
 {
 	c->cqe = 4;
@@ -374,7 +361,7 @@ TEST_F(arm, overrun_is_cq_err_and_qp_fatal)
 	for (int i = 0; i < n; i++)
 		ASSERT_EQ(0, write_8(&self->p, A, i)) TH_LOG("%s", rc_err);
 	for (int i = 0; i < 4 && !(cq_err && qp_fatal); i++) {
-		int type = next_async(A->ctx, EV_MS, &ev);
+		int type = next_async_event(A->ctx, EV_MS, &ev);
 
 		ASSERT_NE(-1, type) TH_LOG("cq_err %d qp_fatal %d", cq_err,
 					   qp_fatal);
@@ -391,7 +378,7 @@ TEST_F(arm, overrun_is_cq_err_and_qp_fatal)
 	EXPECT_EQ(IBV_QPS_ERR, rc_wait_qp_state(A->qp, IBV_QPS_ERR, EV_MS));
 	/* The peer saw nothing of it. */
 	if (B->ctx != A->ctx)
-		EXPECT_EQ(-1, next_async(B->ctx, 0, &ev));
+		EXPECT_EQ(-1, next_async_event(B->ctx, 0, &ev));
 	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(B->qp));
 }
 

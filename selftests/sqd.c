@@ -14,6 +14,7 @@
 
 #include "kselftest_harness.h"
 #include "rc.h"
+#include "verbs_util.h"
 
 #define EV_MS		5000
 #define QUIET_MS	300
@@ -39,20 +40,6 @@ FIXTURE_TEARDOWN(sqd)
 
 #define A (&self->p.e[0])
 #define B (&self->p.e[1])
-
-/* Next async event of @ctx within @ms, acked, or -1. */
-static int next_async(struct ibv_context *ctx, int ms,
-		      struct ibv_async_event *ev)
-{
-	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
-
-	if (poll(&pfd, 1, ms) != 1)
-		return -1;
-	if (ibv_get_async_event(ctx, ev))
-		return -1;
-	ibv_ack_async_event(ev);
-	return ev->event_type;
-}
 
 static int to_sqd(struct ibv_qp *qp, int notify)
 {
@@ -87,17 +74,17 @@ TEST_F(sqd, idle_sq_drains_at_once)
 	struct ibv_async_event ev;
 
 	ASSERT_EQ(0, to_sqd(A->qp, 1));
-	ASSERT_EQ(IBV_EVENT_SQ_DRAINED, next_async(A->ctx, EV_MS, &ev));
+	ASSERT_EQ(IBV_EVENT_SQ_DRAINED, next_async_event(A->ctx, EV_MS, &ev));
 	EXPECT_EQ(A->qp, ev.element.qp);
 	EXPECT_EQ(IBV_QPS_SQD, rc_qp_state(A->qp));
 	EXPECT_EQ(0, sq_draining(A->qp));
 	/* One per entry into SQD. */
-	EXPECT_EQ(-1, next_async(A->ctx, QUIET_MS, &ev));
-	EXPECT_EQ(-1, next_async(B->ctx, 0, &ev));
+	EXPECT_EQ(-1, next_async_event(A->ctx, QUIET_MS, &ev));
+	EXPECT_EQ(-1, next_async_event(B->ctx, 0, &ev));
 	/* SQD -> RTS -> SQD raises it again. */
 	ASSERT_EQ(0, to_rts(A->qp));
 	ASSERT_EQ(0, to_sqd(A->qp, -1));	/* notify kept from before */
-	ASSERT_EQ(IBV_EVENT_SQ_DRAINED, next_async(A->ctx, EV_MS, &ev));
+	ASSERT_EQ(IBV_EVENT_SQ_DRAINED, next_async_event(A->ctx, EV_MS, &ev));
 	EXPECT_EQ(A->qp, ev.element.qp);
 }
 
@@ -107,10 +94,10 @@ TEST_F(sqd, no_event_without_notify)
 
 	ASSERT_EQ(0, to_sqd(A->qp, 0));
 	EXPECT_EQ(IBV_QPS_SQD, rc_qp_state(A->qp));
-	EXPECT_EQ(-1, next_async(A->ctx, QUIET_MS, &ev));
+	EXPECT_EQ(-1, next_async_event(A->ctx, QUIET_MS, &ev));
 	ASSERT_EQ(0, to_rts(A->qp));
 	ASSERT_EQ(0, to_sqd(A->qp, -1));
-	EXPECT_EQ(-1, next_async(A->ctx, QUIET_MS, &ev));
+	EXPECT_EQ(-1, next_async_event(A->ctx, QUIET_MS, &ev));
 }
 
 /*
@@ -127,9 +114,9 @@ TEST_F(sqd, drained_after_the_waiting_wqe_completes)
 	EXPECT_EQ(0, rc_poll_none(A->scq, 50)) TH_LOG("%s", rc_err);
 	ASSERT_EQ(0, to_sqd(A->qp, 1));
 	EXPECT_EQ(1, sq_draining(A->qp));
-	EXPECT_EQ(-1, next_async(A->ctx, QUIET_MS, &ev));
+	EXPECT_EQ(-1, next_async_event(A->ctx, QUIET_MS, &ev));
 	ASSERT_EQ(0, rc_post_recv(B->qp, 42, B->buf, 64, B->mr->lkey));
-	ASSERT_EQ(IBV_EVENT_SQ_DRAINED, next_async(A->ctx, EV_MS, &ev));
+	ASSERT_EQ(IBV_EVENT_SQ_DRAINED, next_async_event(A->ctx, EV_MS, &ev));
 	EXPECT_EQ(A->qp, ev.element.qp);
 	/* Its completion was written before the event. */
 	ASSERT_EQ(1, rc_poll(A->scq, &wc, 1, 0)) TH_LOG("%s", rc_err);

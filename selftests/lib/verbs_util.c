@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 
 #include "rdmanl.h"
@@ -29,4 +30,17 @@ long res_count(const char *dev, const char *res)
 	if (rdmanl_res_count(dev, res, &n))
 		return -1;
 	return (long)n;
+}
+
+int next_async_event(struct ibv_context *ctx, int ms,
+		     struct ibv_async_event *ev)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, ms) != 1)
+		return -1;
+	if (ibv_get_async_event(ctx, ev))
+		return -1;
+	ibv_ack_async_event(ev);
+	return ev->event_type;
 }

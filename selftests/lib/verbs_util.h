@@ -9,5 +9,11 @@
 struct ibv_context *open_dev(const char *name);
 /* Resource count of @res on @dev via RDMA netlink, or -1 on error. */
 long res_count(const char *dev, const char *res);
+/*
+ * The next async event of @ctx within @ms, acked, its copy in *@ev: its
+ * event_type, or -1 if none came.
+ */
+int next_async_event(struct ibv_context *ctx, int ms,
+		     struct ibv_async_event *ev);
 
 #endif
