@@ -6,7 +6,10 @@
  *   with the thread's system calls counted by the kernel itself: perf
  *   counters on the raw_syscalls:sys_enter and syscalls:sys_enter_*
  *   tracepoints for this thread (counting mode: nothing is stopped or
- *   slowed down, unlike strace or a seccomp supervisor);
+ *   slowed down, unlike strace or a seccomp supervisor). More than 100
+ *   calls fail the test unless the engine's counters and the rounds' own
+ *   TSC clock show host contention as the cause (then it is a skip with
+ *   the numbers): see no_syscall_on_the_fast_path;
  * - idle, the engine uses no CPU (its kthreads' utime + stime over 3 s, and
  *   the whole VM's busy time);
  * - the first post after idle completes, and costs at most one wake-up
@@ -136,7 +139,48 @@ struct hot {
 	unsigned long long d[NSC];
 	char why[256];
 	uint64_t us;
+	/* Rounds longer than @slow_us (the engine's idle window): the
+	 * application itself did not post for that long (descheduled in the
+	 * guest, or its vCPU stopped by the host).
+	 */
+	unsigned long slow_us, slow;
+	uint64_t max_round_us;
+	long csw[2];			/* this thread's voluntary, involuntary switches */
 };
+
+/*
+ * A clock without a system call: the VM's clocksource is the HPET, so
+ * clock_gettime() enters the kernel there; the TSC is readable from user
+ * space. Calibrated against rc_now_us() over the whole loop.
+ */
+static inline uint64_t cycles(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+#else
+	return rc_now_us();
+#endif
+}
+
+/* This thread's context switches (voluntary, involuntary). */
+static void ctxt_switches(long *v)
+{
+	char line[128];
+	FILE *f = fopen("/proc/thread-self/status", "r");
+
+	v[0] = v[1] = -1;
+	while (f && fgets(line, sizeof(line), f)) {
+		sscanf(line, "voluntary_ctxt_switches: %ld", &v[0]);
+		sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v[1]);
+	}
+	if (f)
+		fclose(f);
+}
+
+static uint64_t round_cycles[HOT_ROUNDS];
 
 /* No syscall of its own: spins on ibv_poll_cq with a count, not a clock. */
 static int round_trip(struct rc_pair *p, unsigned long i, char *why, size_t len)
@@ -188,17 +232,48 @@ static int counted_rounds(struct hot *h, unsigned long first, unsigned long n)
 	if (ret)
 		return ret;
 	memcpy(c1.fd, c0.fd, sizeof(c1.fd));
+	long csw0[2];
+	uint64_t cy0, cy;
+
+	if (n > HOT_ROUNDS)
+		return -EINVAL;
+	ctxt_switches(csw0);
 	t0 = rc_now_us();
 	sc_read(&c0);
+	cy0 = cycles();
 	for (i = 0; i < n; i++) {
+		uint64_t r0 = cycles();
+
 		if (round_trip(h->p, first + i, h->why, sizeof(h->why)))
 			break;
+		round_cycles[i] = cycles() - r0;
 	}
+	cy = cycles() - cy0;
 	sc_read(&c1);
 	h->us = rc_now_us() - t0;
 	h->rounds = i;
 	sc_diff(&c0, &c1, h->d);
 	sc_close(&c0);
+	ctxt_switches(h->csw);
+	h->csw[0] -= csw0[0];
+	h->csw[1] -= csw0[1];
+	h->slow = 0;
+	h->max_round_us = 0;
+	if (h->us && cy) {
+		double per_us = (double)cy / h->us;
+
+		for (unsigned long k = 0; k < h->rounds; k++) {
+			uint64_t us = round_cycles[k] / per_us;
+
+			/* a migration between vCPUs may show a bogus value */
+			if (us > h->us)
+				continue;
+			if (us > h->max_round_us)
+				h->max_round_us = us;
+			if (h->slow_us && us > h->slow_us)
+				h->slow++;
+		}
+	}
 	return 0;
 }
 
@@ -322,9 +397,26 @@ static long engine_counter(const char *name)
 	return strtol(buf, NULL, 10);
 }
 
+/* The engine's counters (kernel/hca/engine.c), before and after a loop. */
+enum { EW, EW_IDLE, EW_WAKING, EW_BACKOFF, E_SLEEPS, E_BACKOFFS, NENG };
+static const char *const eng_names[NENG] = {
+	"engine_wakeups", "engine_wakeups_idle", "engine_wakeups_waking",
+	"engine_wakeups_backoff", "engine_idle_sleeps", "engine_backoffs",
+};
+
+static int eng_read(long *v)
+{
+	for (int k = 0; k < NENG; k++) {
+		v[k] = engine_counter(eng_names[k]);
+		if (v[k] < 0)
+			return -1;
+	}
+	return 0;
+}
+
 TEST_F_TIMEOUT(db, no_syscall_on_the_fast_path, 300)
 {
-	long b0, b1, s0, s1;
+	long e0[NENG], e1[NENG], d[NENG], polling;
 	static struct hot h;
 	unsigned long long total;
 	struct cpu c0, c1;
@@ -332,36 +424,65 @@ TEST_F_TIMEOUT(db, no_syscall_on_the_fast_path, 300)
 
 	memset(&h, 0, sizeof(h));
 	h.p = &self->p;
+	/*
+	 * A pause the engine may sleep in: its idle window, less a quarter for
+	 * the two clocks (the engine times from its last progress, we time
+	 * whole rounds).
+	 */
+	h.slow_us = engine_counter("engine_idle_us") * 3 / 4;
+	ASSERT_LT(0, (long)h.slow_us) TH_LOG("no engine_idle_us parameter");
 	/* warm up, so the engine is polling */
 	for (int i = 0; i < 1000; i++) {
 		ASSERT_EQ(0, round_trip(&self->p, i, why, sizeof(why))) TH_LOG("%s", why);
 	}
-	b0 = engine_counter("engine_backoffs");
-	s0 = engine_counter("engine_idle_sleeps");
+	ASSERT_EQ(0, eng_read(e0)) TH_LOG("engine counters missing in /sys/module/softhca/parameters");
 	cpu_sample(&c0);
 	ASSERT_EQ(0, counted_rounds(&h, 1000, HOT_ROUNDS)) TH_LOG("%s", rc_err);
 	cpu_sample(&c1);
-	b1 = engine_counter("engine_backoffs");
-	s1 = engine_counter("engine_idle_sleeps");
+	ASSERT_EQ(0, eng_read(e1));
 	ASSERT_EQ(HOT_ROUNDS, h.rounds) TH_LOG("%s", h.why);
+	for (int k = 0; k < NENG; k++)
+		d[k] = e1[k] - e0[k];
+	polling = d[EW] - d[EW_IDLE] - d[EW_WAKING] - d[EW_BACKOFF];
 	total = report(_metadata, &h);
 	TH_LOG("%d rounds (post_recv + post_send + 2 x poll_cq) in %llu us (%.1f us each), %llu syscalls",
 	       HOT_ROUNDS, (unsigned long long)h.us, (double)h.us / HOT_ROUNDS, total);
+	TH_LOG("rounds longer than 3/4 of the engine's idle window (%lu us): %lu, longest %llu us; this thread's context switches: %ld voluntary, %ld involuntary",
+	       h.slow_us, h.slow, (unsigned long long)h.max_round_us, h.csw[0], h.csw[1]);
+	TH_LOG("engine: %ld idle sleeps, %ld back-offs; wake-up calls %ld: %ld idle, %ld waking, %ld backed off, %ld polling",
+	       d[E_SLEEPS], d[E_BACKOFFS], d[EW], d[EW_IDLE], d[EW_WAKING], d[EW_BACKOFF], polling);
 	TH_LOG("meanwhile the engine thread(s) ran %lu ticks, the VM was busy %lu of %lu",
 	       c1.engine - c0.engine, c1.busy - c0.busy, c1.all - c0.all);
+	if (total <= HOT_MAX_SYSCALLS)
+		return;
 	/*
-	 * DESIGN.md §5: an engine whose CPU another task wants backs off, and
-	 * one that saw no doorbell for its idle window (a vCPU descheduled by
-	 * a loaded host) sleeps; either way the wake-up call then carries the
-	 * work, one syscall per post. Such a run cannot prove the zero-syscall
-	 * property: say so, as a skip with the numbers, never as a pass. With
-	 * the engine polling throughout, the strict bound applies.
+	 * Too many calls. DESIGN.md §5 allows two causes, each seen by its own
+	 * witness; anything else is a failure:
+	 * - the application paused longer than the engine's idle window (its
+	 *   vCPU stopped by a loaded host: the guest sees no other sign), and
+	 *   the engine rightly went idle: the rounds' own clock counts those
+	 *   pauses, so more idle sleeps than slow rounds means the engine went
+	 *   idle by choice while posts kept coming;
+	 * - other tasks kept the engine off the CPU: calls while it was backed
+	 *   off, or kicked back to polling but not yet running, or had just
+	 *   resumed (polling).
+	 * Calls while idle by choice and not yet kicked must stay near two a
+	 * sleep (the second one kicks), plus one per slow round.
 	 */
-	if (total > HOT_MAX_SYSCALLS && b0 >= 0 && s0 >= 0 &&
-	    (b1 > b0 || s1 > s0))
-		SKIP(return, "engine backed off %ld and slept %ld times (host CPU contention): %llu syscalls, zero-syscall path not provable in this run",
-		     b1 - b0, s1 - s0, total);
-	EXPECT_GE(HOT_MAX_SYSCALLS, total);
+	EXPECT_LT(0, d[E_SLEEPS] + d[E_BACKOFFS])
+		TH_LOG("%llu syscalls while the engine neither slept nor backed off", total);
+	EXPECT_GE((long)h.slow, d[E_SLEEPS])
+		TH_LOG("the engine went idle %ld times while the application paused longer than %lu us only %lu times",
+		       d[E_SLEEPS], h.slow_us, h.slow);
+	EXPECT_GE(2 * d[E_SLEEPS] + (long)h.slow + HOT_MAX_SYSCALLS, d[EW_IDLE])
+		TH_LOG("%ld wake-up calls found the engine idle and not brought back to polling (%ld sleeps)",
+		       d[EW_IDLE], d[E_SLEEPS]);
+	EXPECT_EQ((long long)total, (long long)h.d[1])
+		TH_LOG("system calls other than the wake-up ioctl");
+	if (_metadata->passed)
+		SKIP(return, "%llu syscalls, all from host CPU contention: %lu application pauses > %lu us, %ld idle sleeps, %ld back-offs; calls idle %ld, waking %ld, backed off %ld, polling %ld",
+		     total, h.slow, h.slow_us, d[E_SLEEPS], d[E_BACKOFFS], d[EW_IDLE], d[EW_WAKING],
+		     d[EW_BACKOFF], polling);
 }
 
 static void warm(struct __test_metadata *_metadata, struct rc_pair *p, int n)
