@@ -204,6 +204,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	in.rq_buf = l.rq_wqe_cnt ? qp->queue->buf + l.rq_offset : NULL;
 	in.rq_wqe_cnt = l.rq_wqe_cnt;
 	in.rq_wqe_shift = l.rq_wqe_shift;
+	in.sq_max_wqebbs = l.wqe_size / SOFTHCA_SEND_WQE_BB;
+	in.max_send_sge = cap.max_send_sge;
 	in.max_inline_data = cap.max_inline_data;
 	in.dbr = qp->queue->buf + l.dbr_offset;
 	err = shca_hca_exec(sdev->hca, SHCA_CMD_CREATE_QP, &in, sizeof(in),

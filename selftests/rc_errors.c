@@ -5,7 +5,8 @@
  * bounds, stale keys), local protection errors (lkey, PD, bounds, rights,
  * stale keys), length errors, transport retry exhaustion, the QP moving to
  * ERR and flushing everything with IBV_WC_WR_FLUSH_ERR (also what is posted
- * afterwards), recovery through RESET, and CQ overrun.
+ * afterwards), recovery through RESET, CQ overrun, and send WQEs beyond
+ * the QP's granted caps (a provider that ignores them).
  *
  * Statuses are the ones a ConnectX reports (and rdma_rxe, where the two
  * agree): the requester sees the NAK's class (REM_ACCESS_ERR,
@@ -23,9 +24,8 @@
 
 #include "kselftest_harness.h"
 #include "rc.h"
-
-#define WC_MS		5000
-#define QUIET_MS	100
+/* The provider's QP (its granted caps), to post past them: see below. */
+#include "../user/softhca.h"
 
 FIXTURE(err) {
 	struct rc_pair p;
@@ -38,10 +38,7 @@ FIXTURE_VARIANT(err) {
 FIXTURE_VARIANT_ADD(err, same_ctx) { .topo = RC_SAME_CTX };
 FIXTURE_VARIANT_ADD(err, cross_dev) { .topo = RC_CROSS_DEV };
 
-static void __attribute__((constructor)) guard(void)
-{
-	rc_shca1_guard();
-}
+RC_SHCA1_GUARD()
 
 FIXTURE_SETUP(err)
 {
@@ -60,47 +57,6 @@ FIXTURE_TEARDOWN(err)
 #define A (&self->p.e[0])
 #define B (&self->p.e[1])
 
-static void reopen(struct __test_metadata *_metadata, struct rc_pair *p,
-		   void (*tweak)(struct rc_cfg *c))
-{
-	struct rc_cfg c = p->cfg;
-
-	rc_pair_destroy(p);
-	tweak(&c);
-	ASSERT_EQ(0, rc_pair_open(p, &c)) TH_LOG("%s", rc_err);
-}
-
-static void expect_wc(struct __test_metadata *_metadata, struct ibv_cq *cq,
-		      const struct rc_wc_want *w)
-{
-	struct ibv_wc wc;
-
-	ASSERT_EQ(1, rc_poll(cq, &wc, 1, WC_MS))
-		TH_LOG("waiting for wr_id %#llx (%s): %s", (unsigned long long)w->wr_id,
-		       ibv_wc_status_str(w->status), rc_err);
-	EXPECT_EQ(0, rc_wc_check(&wc, w)) TH_LOG("%s", rc_err);
-}
-
-static void expect_quiet(struct __test_metadata *_metadata, struct ibv_cq *cq,
-			 const char *what)
-{
-	EXPECT_EQ(0, rc_poll_none(cq, QUIET_MS)) TH_LOG("%s: %s", what, rc_err);
-}
-
-static struct rc_wc_want status(uint64_t wr_id, enum ibv_wc_status st,
-				struct rc_end *e)
-{
-	return (struct rc_wc_want){ .wr_id = wr_id, .status = st,
-				    .qp_num = e->qp->qp_num };
-}
-
-static struct rc_wc_want ok(uint64_t wr_id, enum ibv_wc_opcode op, uint32_t len,
-			    struct rc_end *e)
-{
-	return (struct rc_wc_want){ .wr_id = wr_id, .status = IBV_WC_SUCCESS,
-				    .opcode = op, .byte_len = len,
-				    .qp_num = e->qp->qp_num };
-}
 
 static void expect_state(struct __test_metadata *_metadata, struct rc_end *e,
 			 int state, const char *who)
@@ -136,11 +92,11 @@ static void expect_traffic(struct __test_metadata *_metadata, struct rc_pair *p)
 		ASSERT_EQ(0, rc_post_recv(r->qp, 900, r->buf + 65536, 2048, r->mr->lkey));
 		ASSERT_EQ(0, rc_post_send(s->qp, IBV_WR_SEND, 901, s->buf, 1500,
 					  s->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0));
-		w = ok(901, IBV_WC_SEND, 1500, s);
-		expect_wc(_metadata, s->scq, &w);
-		w = ok(900, IBV_WC_RECV, 1500, r);
+		w = rc_want_req(901, IBV_WC_SEND, 1500, s);
+		rc_expect_wc(_metadata, s->scq, &w);
+		w = rc_want_req(900, IBV_WC_RECV, 1500, r);
 		w.src_qp = s->qp->qp_num;
-		expect_wc(_metadata, r->rcq, &w);
+		rc_expect_wc(_metadata, r->rcq, &w);
 		EXPECT_EQ(-1, rc_check_fill(r->buf + 65536, 1500, 7 + i));
 	}
 }
@@ -163,7 +119,7 @@ TEST_F(err, rnr_retry_exceeded)
 	uint64_t t0, t;
 	struct ibv_wc wc;
 
-	reopen(_metadata, &self->p, rnr2);
+	rc_reopen(_metadata, &self->p, rnr2);
 	t0 = rc_now_us();
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 1, A->buf, 100, A->mr->lkey, 0, 0,
 				  IBV_SEND_SIGNALED, 0));
@@ -171,17 +127,16 @@ TEST_F(err, rnr_retry_exceeded)
 				  IBV_SEND_SIGNALED, 0));
 	ASSERT_EQ(1, rc_poll(A->scq, &wc, 1, 10000)) TH_LOG("%s", rc_err);
 	t = rc_now_us() - t0;
-	w = status(1, IBV_WC_RNR_RETRY_EXC_ERR, A);
+	w = rc_want_err(1, IBV_WC_RNR_RETRY_EXC_ERR, A);
 	EXPECT_EQ(0, rc_wc_check(&wc, &w)) TH_LOG("%s", rc_err);
 	/* 2 waits of 40.96 ms (B's timer): not sooner. */
 	EXPECT_LE(80000, t) TH_LOG("RNR error after %llu us: the retries did not wait B's min_rnr_timer",
 				   (unsigned long long)t);
 	EXPECT_GT(5000000, t);
-	w = status(2, IBV_WC_WR_FLUSH_ERR, A);
-	expect_wc(_metadata, A->scq, &w);
+	rc_expect_err(_metadata, A->scq, 2, IBV_WC_WR_FLUSH_ERR, A);
 	expect_state(_metadata, A, IBV_QPS_ERR, "requester");
 	expect_state(_metadata, B, IBV_QPS_RTS, "responder after RNR");
-	expect_quiet(_metadata, B->rcq, "responder");
+	rc_expect_quiet(_metadata, B->rcq, "responder");
 	TH_LOG("RNR_RETRY_EXC_ERR after %llu us", (unsigned long long)t);
 }
 
@@ -197,13 +152,13 @@ TEST_F(err, rnr_retry_zero_fails_at_once)
 	uint64_t t0, t;
 	struct ibv_wc wc;
 
-	reopen(_metadata, &self->p, rnr0);
+	rc_reopen(_metadata, &self->p, rnr0);
 	t0 = rc_now_us();
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 1, A->buf, 10, A->mr->lkey, 0, 0,
 				  IBV_SEND_SIGNALED, 0));
 	ASSERT_EQ(1, rc_poll(A->scq, &wc, 1, 10000)) TH_LOG("%s", rc_err);
 	t = rc_now_us() - t0;
-	w = status(1, IBV_WC_RNR_RETRY_EXC_ERR, A);
+	w = rc_want_err(1, IBV_WC_RNR_RETRY_EXC_ERR, A);
 	EXPECT_EQ(0, rc_wc_check(&wc, &w)) TH_LOG("%s", rc_err);
 	EXPECT_GT(400000, t) TH_LOG("rnr_retry 0 waited %llu us", (unsigned long long)t);
 	expect_state(_metadata, A, IBV_QPS_ERR, "requester");
@@ -220,29 +175,29 @@ TEST_F(err, rnr_retry_forever_then_receive)
 				  IBV_SEND_SIGNALED, 0));
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND_WITH_IMM, 2, A->buf, 10,
 				  A->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0x55));
-	expect_quiet(_metadata, A->scq, "SEND with no receive, rnr_retry 7");
+	rc_expect_quiet(_metadata, A->scq, "SEND with no receive, rnr_retry 7");
 	usleep(300000);
-	expect_quiet(_metadata, A->scq, "SEND with no receive, rnr_retry 7, later");
+	rc_expect_quiet(_metadata, A->scq, "SEND with no receive, rnr_retry 7, later");
 	expect_state(_metadata, A, IBV_QPS_RTS, "requester retrying");
 	ASSERT_EQ(0, rc_post_recv(B->qp, 10, B->buf, 4096, B->mr->lkey));
-	w = ok(1, IBV_WC_SEND, 3000, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = ok(10, IBV_WC_RECV, 3000, B);
+	w = rc_want_req(1, IBV_WC_SEND, 3000, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_req(10, IBV_WC_RECV, 3000, B);
 	w.src_qp = A->qp->qp_num;
-	expect_wc(_metadata, B->rcq, &w);
+	rc_expect_wc(_metadata, B->rcq, &w);
 	EXPECT_EQ(-1, rc_check_fill(B->buf, 3000, 3));
 	/* The second one waits again, for its own receive. */
-	expect_quiet(_metadata, A->scq, "second SEND");
+	rc_expect_quiet(_metadata, A->scq, "second SEND");
 	ASSERT_EQ(0, rc_post_recv(B->qp, 11, B->buf, 4096, B->mr->lkey));
-	w = ok(2, IBV_WC_SEND, 10, A);
+	w = rc_want_req(2, IBV_WC_SEND, 10, A);
 	w.wc_flags = IBV_WC_WITH_IMM;
 	w.imm_host = 0x55;
-	expect_wc(_metadata, A->scq, &w);
-	w = ok(11, IBV_WC_RECV, 10, B);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_req(11, IBV_WC_RECV, 10, B);
 	w.src_qp = A->qp->qp_num;
 	w.wc_flags = IBV_WC_WITH_IMM;
 	w.imm_host = 0x55;
-	expect_wc(_metadata, B->rcq, &w);
+	rc_expect_wc(_metadata, B->rcq, &w);
 }
 
 /* WRITE_WITH_IMM needs a receive too: RNR until there is one. */
@@ -254,17 +209,17 @@ TEST_F(err, rnr_on_write_with_imm)
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE_WITH_IMM, 1, A->buf, 512,
 				  A->mr->lkey, (uintptr_t)B->buf + 8192, B->mr->rkey,
 				  IBV_SEND_SIGNALED, 9));
-	expect_quiet(_metadata, A->scq, "WRITE_WITH_IMM without a receive");
+	rc_expect_quiet(_metadata, A->scq, "WRITE_WITH_IMM without a receive");
 	ASSERT_EQ(0, rc_post_recv(B->qp, 10, NULL, 0, 0));
-	w = ok(1, IBV_WC_RDMA_WRITE, 512, A);
+	w = rc_want_req(1, IBV_WC_RDMA_WRITE, 512, A);
 	w.wc_flags = IBV_WC_WITH_IMM;
 	w.imm_host = 9;
-	expect_wc(_metadata, A->scq, &w);
-	w = ok(10, IBV_WC_RECV_RDMA_WITH_IMM, 512, B);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_req(10, IBV_WC_RECV_RDMA_WITH_IMM, 512, B);
 	w.src_qp = A->qp->qp_num;
 	w.wc_flags = IBV_WC_WITH_IMM;
 	w.imm_host = 9;
-	expect_wc(_metadata, B->rcq, &w);
+	rc_expect_wc(_metadata, B->rcq, &w);
 	EXPECT_EQ(-1, rc_check_fill(B->buf + 8192, 512, 4));
 }
 
@@ -286,7 +241,6 @@ static void remote_err(struct __test_metadata *_metadata, struct rc_pair *p,
 	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
 		.opcode = op, .send_flags = IBV_SEND_SIGNALED, .next = &wr2 };
 	struct ibv_send_wr *bad = NULL;
-	struct rc_wc_want w;
 
 	TH_LOG("case: %s", what);
 	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP) {
@@ -299,15 +253,12 @@ static void remote_err(struct __test_metadata *_metadata, struct rc_pair *p,
 	}
 	ASSERT_EQ(0, rc_post_recv(b->qp, 3, b->buf + 65536, 4096, b->mr->lkey));
 	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad)) TH_LOG("%s", what);
-	w = status(1, want, a);
-	expect_wc(_metadata, a->scq, &w);
-	w = status(2, IBV_WC_WR_FLUSH_ERR, a);
-	expect_wc(_metadata, a->scq, &w);
+	rc_expect_err(_metadata, a->scq, 1, want, a);
+	rc_expect_err(_metadata, a->scq, 2, IBV_WC_WR_FLUSH_ERR, a);
 	expect_state(_metadata, a, IBV_QPS_ERR, "requester");
 	expect_state(_metadata, b, IBV_QPS_ERR, "responder (class J NAK)");
 	/* B in ERR: its receive is flushed. */
-	w = status(3, IBV_WC_WR_FLUSH_ERR, b);
-	expect_wc(_metadata, b->rcq, &w);
+	rc_expect_err(_metadata, b->rcq, 3, IBV_WC_WR_FLUSH_ERR, b);
 	recover(_metadata, p);
 	expect_traffic(_metadata, p);
 }
@@ -387,11 +338,11 @@ TEST_F(err, remote_access_out_of_bounds)
 	/* Exactly the last bytes are fine. */
 	rc_fill(A->buf, 16, 5);
 	{
-		struct rc_wc_want w = ok(9, IBV_WC_RDMA_WRITE, 16, A);
+		struct rc_wc_want w = rc_want_req(9, IBV_WC_RDMA_WRITE, 16, A);
 
 		ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE, 9, A->buf, 16,
 					  A->mr->lkey, end - 16, rkey, IBV_SEND_SIGNALED, 0));
-		expect_wc(_metadata, A->scq, &w);
+		rc_expect_wc(_metadata, A->scq, &w);
 		EXPECT_EQ(-1, rc_check_fill(B->buf + B->buf_size - 16, 16, 5));
 	}
 }
@@ -404,7 +355,7 @@ static void no_qp_access(struct rc_cfg *c)
 /* The responder QP's own rights (qp_access_flags) are checked too. */
 TEST_F(err, remote_access_qp_rights)
 {
-	reopen(_metadata, &self->p, no_qp_access);
+	rc_reopen(_metadata, &self->p, no_qp_access);
 	remote_err(_metadata, &self->p, IBV_WR_RDMA_WRITE, (uintptr_t)B->buf,
 		   B->mr->rkey, 64, IBV_WC_REM_ACCESS_ERR, "WRITE, QP without REMOTE_WRITE");
 	remote_err(_metadata, &self->p, IBV_WR_RDMA_READ, (uintptr_t)B->buf,
@@ -446,37 +397,59 @@ TEST_F(err, remote_access_stale_rkey)
 /* ---- local errors ---------------------------------------------------------- */
 
 /*
- * One local-protection case on A's own SGE: @want on A, the SEND behind it
- * flushed, A in ERR, B untouched (nothing reached it: still RTS, its
- * receive not consumed).
+ * @wr (wr_id 1) fails on A with @want, the SEND posted behind it is flushed,
+ * A is in ERR and B untouched (nothing reached it: still RTS, its receive
+ * not consumed); then both recover. With @caps, A's provider is made to
+ * take @wr as if it had granted {max_send_sge, max_inline_data,
+ * WQEBBs per WQE} = @caps (see wqe_beyond_granted_caps).
  */
+static void local_fail(struct __test_metadata *_metadata, struct rc_pair *p,
+		       struct ibv_send_wr *wr, const uint32_t *caps,
+		       enum ibv_wc_status want, const char *what)
+{
+	struct rc_end *a = &p->e[0], *b = &p->e[1];
+	struct softhca_sq *sq = &to_sqp(a->qp)->sq;
+	uint32_t save[3] = { sq->max_gs, sq->max_inline, sq->max_wqebbs };
+	struct ibv_sge ok_sge = { (uintptr_t)a->buf, 8, a->mr->lkey };
+	struct ibv_send_wr wr2 = { .wr_id = 2, .sg_list = &ok_sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad = NULL;
+	int ret;
+
+	TH_LOG("case: %s", what);
+	wr->wr_id = 1;
+	wr->next = &wr2;
+	ASSERT_EQ(0, rc_post_recv(b->qp, 3, b->buf + 65536, 8192, b->mr->lkey));
+	if (caps) {
+		sq->max_gs = caps[0];
+		sq->max_inline = caps[1];
+		sq->max_wqebbs = caps[2];
+	}
+	ret = ibv_post_send(a->qp, wr, &bad);
+	sq->max_gs = save[0];
+	sq->max_inline = save[1];
+	sq->max_wqebbs = save[2];
+	ASSERT_EQ(0, ret) TH_LOG("%s: not posted", what);
+	rc_expect_err(_metadata, a->scq, 1, want, a);
+	rc_expect_err(_metadata, a->scq, 2, IBV_WC_WR_FLUSH_ERR, a);
+	expect_state(_metadata, a, IBV_QPS_ERR, "requester");
+	expect_state(_metadata, b, IBV_QPS_RTS, "responder (nothing reached it)");
+	rc_expect_quiet(_metadata, b->rcq, "responder");
+	recover(_metadata, p);
+	expect_traffic(_metadata, p);
+}
+
+/* One local-protection case on A's own SGE. */
 static void local_err(struct __test_metadata *_metadata, struct rc_pair *p,
 		      enum ibv_wr_opcode op, struct ibv_sge sge, unsigned int flags,
 		      enum ibv_wc_status want, const char *what)
 {
-	struct rc_end *a = &p->e[0], *b = &p->e[1];
-	struct ibv_sge ok_sge = { (uintptr_t)a->buf, 8, a->mr->lkey };
-	struct ibv_send_wr wr2 = { .wr_id = 2, .sg_list = &ok_sge, .num_sge = 1,
-		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
-	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
-		.opcode = op, .send_flags = flags, .next = &wr2 };
-	struct ibv_send_wr *bad = NULL;
-	struct rc_wc_want w;
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = op,
+				  .send_flags = flags };
 
-	TH_LOG("case: %s", what);
-	wr.wr.rdma.remote_addr = (uintptr_t)b->buf;
-	wr.wr.rdma.rkey = b->mr->rkey;
-	ASSERT_EQ(0, rc_post_recv(b->qp, 3, b->buf + 65536, 8192, b->mr->lkey));
-	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad)) TH_LOG("%s", what);
-	w = status(1, want, a);
-	expect_wc(_metadata, a->scq, &w);
-	w = status(2, IBV_WC_WR_FLUSH_ERR, a);
-	expect_wc(_metadata, a->scq, &w);
-	expect_state(_metadata, a, IBV_QPS_ERR, "requester");
-	expect_state(_metadata, b, IBV_QPS_RTS, "responder (nothing reached it)");
-	expect_quiet(_metadata, b->rcq, "responder");
-	recover(_metadata, p);
-	expect_traffic(_metadata, p);
+	wr.wr.rdma.remote_addr = (uintptr_t)p->e[1].buf;
+	wr.wr.rdma.rkey = p->e[1].mr->rkey;
+	local_fail(_metadata, p, &wr, NULL, want, what);
 }
 
 TEST_F(err, local_protection)
@@ -515,12 +488,12 @@ TEST_F(err, local_protection)
 		  IBV_SEND_SIGNALED, IBV_WC_LOC_PROT_ERR, "READ into an MR without LOCAL_WRITE");
 	/* ...but may be the source of a SEND or WRITE. */
 	{
-		struct rc_wc_want w = ok(7, IBV_WC_RDMA_WRITE, 64, A);
+		struct rc_wc_want w = rc_want_req(7, IBV_WC_RDMA_WRITE, 64, A);
 
 		rc_fill(buf, 64, 9);
 		ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE, 7, buf, 64, ro->lkey,
 					  (uintptr_t)B->buf, B->mr->rkey, IBV_SEND_SIGNALED, 0));
-		expect_wc(_metadata, A->scq, &w);
+		rc_expect_wc(_metadata, A->scq, &w);
 		EXPECT_EQ(-1, rc_check_fill(B->buf, 64, 9));
 	}
 	EXPECT_EQ(0, ibv_dereg_mr(ro));
@@ -535,7 +508,6 @@ TEST_F(err, local_protection_atomic_without_local_write)
 		.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD, .send_flags = IBV_SEND_SIGNALED };
 	struct ibv_sge sge = { (uintptr_t)buf, 8, 0 };
 	struct ibv_send_wr *bad = NULL;
-	struct rc_wc_want w;
 
 	ASSERT_NE(NULL, ro);
 	sge.lkey = ro->lkey;
@@ -544,8 +516,7 @@ TEST_F(err, local_protection_atomic_without_local_write)
 	wr.wr.atomic.rkey = B->mr->rkey;
 	wr.wr.atomic.compare_add = 1;
 	ASSERT_EQ(0, ibv_post_send(A->qp, &wr, &bad));
-	w = status(1, IBV_WC_LOC_PROT_ERR, A);
-	expect_wc(_metadata, A->scq, &w);
+	rc_expect_err(_metadata, A->scq, 1, IBV_WC_LOC_PROT_ERR, A);
 	expect_state(_metadata, A, IBV_QPS_ERR, "requester");
 	EXPECT_EQ(0, ibv_dereg_mr(ro));
 }
@@ -590,7 +561,6 @@ static void recv_err(struct __test_metadata *_metadata, struct rc_pair *p,
 	struct rc_end *a = &p->e[0], *b = &p->e[1];
 	struct ibv_recv_wr rwr = { .wr_id = 11, .sg_list = &rsge, .num_sge = 1 };
 	struct ibv_recv_wr *rbad = NULL;
-	struct rc_wc_want w;
 
 	TH_LOG("case: %s", what);
 	ASSERT_EQ(0, ibv_post_recv(b->qp, &rwr, &rbad));
@@ -599,14 +569,10 @@ static void recv_err(struct __test_metadata *_metadata, struct rc_pair *p,
 				  IBV_SEND_SIGNALED, 0));
 	ASSERT_EQ(0, rc_post_send(a->qp, IBV_WR_SEND, 22, a->buf, 1, a->mr->lkey, 0, 0,
 				  IBV_SEND_SIGNALED, 0));
-	w = status(21, send_st, a);
-	expect_wc(_metadata, a->scq, &w);
-	w = status(22, IBV_WC_WR_FLUSH_ERR, a);
-	expect_wc(_metadata, a->scq, &w);
-	w = status(11, recv_st, b);
-	expect_wc(_metadata, b->rcq, &w);
-	w = status(12, IBV_WC_WR_FLUSH_ERR, b);
-	expect_wc(_metadata, b->rcq, &w);
+	rc_expect_err(_metadata, a->scq, 21, send_st, a);
+	rc_expect_err(_metadata, a->scq, 22, IBV_WC_WR_FLUSH_ERR, a);
+	rc_expect_err(_metadata, b->rcq, 11, recv_st, b);
+	rc_expect_err(_metadata, b->rcq, 12, IBV_WC_WR_FLUSH_ERR, b);
 	expect_state(_metadata, a, IBV_QPS_ERR, "requester");
 	expect_state(_metadata, b, IBV_QPS_ERR, "responder");
 	recover(_metadata, p);
@@ -646,7 +612,6 @@ TEST_F(err, receive_protection)
  */
 TEST_F(err, modify_to_err_flushes_everything)
 {
-	struct rc_wc_want w;
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 
 	/* B has no receive: A's SENDs wait on RNR (rnr_retry 7). */
@@ -658,34 +623,29 @@ TEST_F(err, modify_to_err_flushes_everything)
 		ASSERT_EQ(0, rc_post_recv(A->qp, 200 + i, A->buf + 4096 * (i + 1), 4096,
 					  A->mr->lkey));
 	}
-	expect_quiet(_metadata, A->scq, "SENDs waiting on RNR");
+	rc_expect_quiet(_metadata, A->scq, "SENDs waiting on RNR");
 	ASSERT_EQ(0, ibv_modify_qp(A->qp, &a, IBV_QP_STATE));
 	EXPECT_EQ(IBV_QPS_ERR, rc_qp_state(A->qp));
 	/* Every SQ WR completes, the unsignaled one included. */
 	for (int i = 0; i < 3; i++) {
-		w = status(100 + i, IBV_WC_WR_FLUSH_ERR, A);
-		expect_wc(_metadata, A->scq, &w);
+		rc_expect_err(_metadata, A->scq, 100 + i, IBV_WC_WR_FLUSH_ERR, A);
 	}
 	for (int i = 0; i < 4; i++) {
-		w = status(200 + i, IBV_WC_WR_FLUSH_ERR, A);
-		expect_wc(_metadata, A->rcq, &w);
+		rc_expect_err(_metadata, A->rcq, 200 + i, IBV_WC_WR_FLUSH_ERR, A);
 	}
-	expect_quiet(_metadata, A->scq, "after the flush");
-	expect_quiet(_metadata, A->rcq, "after the flush");
+	rc_expect_quiet(_metadata, A->scq, "after the flush");
+	rc_expect_quiet(_metadata, A->rcq, "after the flush");
 	/* Posted in ERR: flushed at once. */
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE, 300, A->buf, 64, A->mr->lkey,
 				  (uintptr_t)B->buf, B->mr->rkey, IBV_SEND_SIGNALED, 0));
 	ASSERT_EQ(0, rc_post_recv(A->qp, 301, A->buf, 64, A->mr->lkey));
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 302, A->buf, 64, A->mr->lkey, 0, 0,
 				  IBV_SEND_SIGNALED, 0));
-	w = status(300, IBV_WC_WR_FLUSH_ERR, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = status(302, IBV_WC_WR_FLUSH_ERR, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = status(301, IBV_WC_WR_FLUSH_ERR, A);
-	expect_wc(_metadata, A->rcq, &w);
+	rc_expect_err(_metadata, A->scq, 300, IBV_WC_WR_FLUSH_ERR, A);
+	rc_expect_err(_metadata, A->scq, 302, IBV_WC_WR_FLUSH_ERR, A);
+	rc_expect_err(_metadata, A->rcq, 301, IBV_WC_WR_FLUSH_ERR, A);
 	/* B saw none of it. */
-	expect_quiet(_metadata, B->rcq, "peer");
+	rc_expect_quiet(_metadata, B->rcq, "peer");
 	recover(_metadata, &self->p);
 	expect_traffic(_metadata, &self->p);
 }
@@ -695,15 +655,12 @@ TEST_F(err, modify_to_err_flushes_everything)
  */
 TEST_F(err, posted_after_error_is_flushed)
 {
-	struct rc_wc_want w;
 
 	ASSERT_EQ(0, rc_post_recv(B->qp, 1, NULL, 0, 0));
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 2, A->buf, 10, A->mr->lkey, 0, 0,
 				  IBV_SEND_SIGNALED, 0));
-	w = status(2, IBV_WC_REM_INV_REQ_ERR, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = status(1, IBV_WC_LOC_LEN_ERR, B);
-	expect_wc(_metadata, B->rcq, &w);
+	rc_expect_err(_metadata, A->scq, 2, IBV_WC_REM_INV_REQ_ERR, A);
+	rc_expect_err(_metadata, B->rcq, 1, IBV_WC_LOC_LEN_ERR, B);
 	expect_state(_metadata, A, IBV_QPS_ERR, "requester");
 	expect_state(_metadata, B, IBV_QPS_ERR, "responder");
 	for (int i = 0; i < 2; i++) {
@@ -718,10 +675,8 @@ TEST_F(err, posted_after_error_is_flushed)
 						  e->mr->lkey));
 		}
 		for (int k = 0; k < 5; k++) {
-			w = status(10 * i + k, IBV_WC_WR_FLUSH_ERR, e);
-			expect_wc(_metadata, e->scq, &w);
-			w = status(100 + 10 * i + k, IBV_WC_WR_FLUSH_ERR, e);
-			expect_wc(_metadata, e->rcq, &w);
+			rc_expect_err(_metadata, e->scq, 10 * i + k, IBV_WC_WR_FLUSH_ERR, e);
+			rc_expect_err(_metadata, e->rcq, 100 + 10 * i + k, IBV_WC_WR_FLUSH_ERR, e);
 		}
 	}
 	recover(_metadata, &self->p);
@@ -746,7 +701,7 @@ TEST_F(err, transport_retry_exceeded)
 	struct ibv_wc wc;
 	uint64_t t0, t;
 
-	reopen(_metadata, &self->p, retry2);
+	rc_reopen(_metadata, &self->p, retry2);
 	ASSERT_EQ(0, ibv_destroy_qp(B->qp));
 	B->qp = NULL;
 	t0 = rc_now_us();
@@ -756,13 +711,12 @@ TEST_F(err, transport_retry_exceeded)
 				  IBV_SEND_SIGNALED, 0));
 	ASSERT_EQ(1, rc_poll(A->scq, &wc, 1, 20000)) TH_LOG("%s", rc_err);
 	t = rc_now_us() - t0;
-	w = status(1, IBV_WC_RETRY_EXC_ERR, A);
+	w = rc_want_err(1, IBV_WC_RETRY_EXC_ERR, A);
 	EXPECT_EQ(0, rc_wc_check(&wc, &w)) TH_LOG("%s", rc_err);
 	EXPECT_LE(190000, t) TH_LOG("RETRY_EXC_ERR after %llu us, want >= 3 x 67 ms",
 				    (unsigned long long)t);
 	EXPECT_GT(10000000, t);
-	w = status(2, IBV_WC_WR_FLUSH_ERR, A);
-	expect_wc(_metadata, A->scq, &w);
+	rc_expect_err(_metadata, A->scq, 2, IBV_WC_WR_FLUSH_ERR, A);
 	expect_state(_metadata, A, IBV_QPS_ERR, "requester");
 	TH_LOG("RETRY_EXC_ERR after %llu us", (unsigned long long)t);
 }
@@ -784,7 +738,7 @@ TEST_F(err, cq_overrun)
 {
 	int n;
 
-	reopen(_metadata, &self->p, tiny_cq);
+	rc_reopen(_metadata, &self->p, tiny_cq);
 	n = A->scq->cqe;
 	ASSERT_LE(1, n);
 	ASSERT_GE((int)A->cap.max_send_wr, n + 3) TH_LOG("CQ granted %d entries", n);
@@ -796,6 +750,89 @@ TEST_F(err, cq_overrun)
 	expect_state(_metadata, A, IBV_QPS_ERR, "QP of the overrun CQ");
 	TH_LOG("cqe 1 granted %d; %d WRs posted", n, n + 3);
 	/* The pair is destroyed by the teardown: that must work too. */
+}
+
+/* ---- WQEs beyond the QP's granted caps ----------------------------------- */
+
+/* One 64-byte WQEBB per WQE: 2 SGEs and 28 bytes inline granted. */
+static void small_wqe(struct rc_cfg *c)
+{
+	c->max_send_sge = 1;
+	c->max_inline_data = 0;
+}
+
+/*
+ * A provider that ignores the caps the kernel granted (a bug, or an
+ * application writing the mmapped SQ itself) must not get more from the
+ * engine than the QP was given: a WQE with more data segments than
+ * max_send_sge, or larger than the QP's WQE size, completes with
+ * IBV_WC_LOC_QP_OP_ERR; inline data beyond max_inline_data with
+ * IBV_WC_LOC_LEN_ERR. The QP goes to ERR, the next WR is flushed, the
+ * responder never hears of it. Our own provider is made to post them by
+ * raising the caps it keeps in its QP (user/softhca.h), so the WQE in the
+ * ring is exactly what it would write if the caps were larger.
+ */
+/* @wr (a SEND of @len bytes) from A arrives at B + 64 KiB. */
+static void send_ok(struct __test_metadata *_metadata, struct rc_pair *p,
+		    struct ibv_send_wr *wr, uint32_t len)
+{
+	struct rc_end *a = &p->e[0], *b = &p->e[1];
+	struct ibv_send_wr *bad = NULL;
+	struct rc_wc_want w = rc_want_recv(10, IBV_WC_RECV, len, b, a);
+
+	wr->wr_id = 9;
+	ASSERT_EQ(0, rc_post_recv(b->qp, 10, b->buf + 65536, 8192, b->mr->lkey));
+	ASSERT_EQ(0, ibv_post_send(a->qp, wr, &bad));
+	rc_expect_wc(_metadata, b->rcq, &w);
+	w = rc_want_req(9, IBV_WC_SEND, len, a);
+	rc_expect_wc(_metadata, a->scq, &w);
+}
+
+TEST_F(err, wqe_beyond_granted_caps)
+{
+	struct ibv_sge sg[3];
+	struct ibv_send_wr wr;
+	uint8_t *src = A->buf + 4096;
+
+	rc_reopen(_metadata, &self->p, small_wqe);
+	/* kernel/qp.c: 64-byte WQEs: (64 - ctrl - raddr) / 16 SGEs, 64 - 36 inline */
+	ASSERT_EQ(2, A->cap.max_send_sge);
+	ASSERT_EQ(28, A->cap.max_inline_data);
+	ASSERT_EQ(1, to_sqp(A->qp)->sq.max_wqebbs);
+	for (int i = 0; i < 3; i++)
+		sg[i] = (struct ibv_sge){ (uintptr_t)src + 64 * i, 8, A->mr->lkey };
+	rc_fill(src, 256, 5);
+
+	/* 3 SGEs: ctrl + 3 data segments = one WQEBB, but max_send_sge is 2. */
+	wr = (struct ibv_send_wr){ .sg_list = sg, .num_sge = 3, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED };
+	local_fail(_metadata, &self->p, &wr, (uint32_t[]){ 3, 28, 1 }, IBV_WC_LOC_QP_OP_ERR,
+		   "SEND with 3 SGEs, 2 granted");
+	/* The same as an RDMA WRITE: 5 segments, two WQEBBs, one granted. */
+	wr = (struct ibv_send_wr){ .sg_list = sg, .num_sge = 3, .opcode = IBV_WR_RDMA_WRITE,
+				   .send_flags = IBV_SEND_SIGNALED };
+	wr.wr.rdma.remote_addr = (uintptr_t)B->buf;
+	wr.wr.rdma.rkey = B->mr->rkey;
+	local_fail(_metadata, &self->p, &wr, (uint32_t[]){ 3, 28, 2 }, IBV_WC_LOC_QP_OP_ERR,
+		   "WRITE with 3 SGEs in two WQEBBs, 2 SGEs and one WQEBB granted");
+	/* 40 bytes inline: ctrl + 4 + 40 bytes = one WQEBB, but 28 granted. */
+	sg[0].length = 40;
+	wr = (struct ibv_send_wr){ .sg_list = sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED };
+	local_fail(_metadata, &self->p, &wr, (uint32_t[]){ 2, 40, 1 }, IBV_WC_LOC_LEN_ERR,
+		   "SEND with 40 bytes inline, 28 granted");
+	/* At the caps themselves, all is well: 28 bytes inline, 2 SGEs. */
+	sg[0].length = 28;
+	wr = (struct ibv_send_wr){ .sg_list = sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED };
+	send_ok(_metadata, &self->p, &wr, 28);
+	EXPECT_EQ(-1, rc_check_fill(B->buf + 65536, 28, 5));
+	sg[0].length = 8;
+	wr = (struct ibv_send_wr){ .sg_list = sg, .num_sge = 2, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED };
+	send_ok(_metadata, &self->p, &wr, 16);
+	EXPECT_EQ(0, memcmp(B->buf + 65536, src, 8));
+	EXPECT_EQ(0, memcmp(B->buf + 65536 + 8, src + 64, 8));
 }
 
 TEST_HARNESS_MAIN

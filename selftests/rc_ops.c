@@ -27,9 +27,6 @@
 #include "kselftest_harness.h"
 #include "rc.h"
 
-#define WC_MS		5000	/* a completion that takes longer is lost */
-#define QUIET_MS	100	/* how long "no completion" is watched */
-
 /* Buffer layout of each end (1 MiB). */
 #define SRC		0		/* what an end sends / writes from */
 #define DST		(512 << 10)	/* where it receives / is written */
@@ -47,10 +44,7 @@ FIXTURE_VARIANT_ADD(ops, same_ctx) { .topo = RC_SAME_CTX };
 FIXTURE_VARIANT_ADD(ops, two_ctx) { .topo = RC_TWO_CTX };
 FIXTURE_VARIANT_ADD(ops, cross_dev) { .topo = RC_CROSS_DEV };
 
-static void __attribute__((constructor)) guard(void)
-{
-	rc_shca1_guard();
-}
+RC_SHCA1_GUARD()
 
 FIXTURE_SETUP(ops)
 {
@@ -65,58 +59,10 @@ FIXTURE_TEARDOWN(ops)
 	rc_pair_destroy(&self->p);
 }
 
-/* Replace the fixture's pair by one made from a modified configuration. */
-static void reopen(struct __test_metadata *_metadata, struct rc_pair *p,
-		   void (*tweak)(struct rc_cfg *c))
-{
-	struct rc_cfg c = p->cfg;
-
-	rc_pair_destroy(p);
-	tweak(&c);
-	ASSERT_EQ(0, rc_pair_open(p, &c)) TH_LOG("%s", rc_err);
-}
-
-/* Poll exactly one completion from cq and compare it with w. */
-static void expect_wc(struct __test_metadata *_metadata, struct ibv_cq *cq,
-		      const struct rc_wc_want *w)
-{
-	struct ibv_wc wc;
-
-	ASSERT_EQ(1, rc_poll(cq, &wc, 1, WC_MS))
-		TH_LOG("waiting for wr_id %#llx: %s", (unsigned long long)w->wr_id, rc_err);
-	EXPECT_EQ(0, rc_wc_check(&wc, w)) TH_LOG("%s", rc_err);
-}
-
-static void expect_quiet(struct __test_metadata *_metadata, struct ibv_cq *cq,
-			 const char *what)
-{
-	EXPECT_EQ(0, rc_poll_none(cq, QUIET_MS)) TH_LOG("%s: %s", what, rc_err);
-}
 
 #define A (&self->p.e[0])
 #define B (&self->p.e[1])
 
-static struct rc_wc_want req(uint64_t wr_id, enum ibv_wc_opcode op,
-			     uint32_t len, struct rc_end *e)
-{
-	return (struct rc_wc_want){ .wr_id = wr_id, .status = IBV_WC_SUCCESS,
-		.opcode = op, .byte_len = len, .qp_num = e->qp->qp_num };
-}
-
-static struct rc_wc_want resp(uint64_t wr_id, enum ibv_wc_opcode op,
-			      uint32_t len, struct rc_end *e, struct rc_end *from)
-{
-	return (struct rc_wc_want){ .wr_id = wr_id, .status = IBV_WC_SUCCESS,
-		.opcode = op, .byte_len = len, .qp_num = e->qp->qp_num,
-		.src_qp = from->qp->qp_num };
-}
-
-static struct rc_wc_want with_imm(struct rc_wc_want w, uint32_t imm)
-{
-	w.wc_flags |= IBV_WC_WITH_IMM;
-	w.imm_host = imm;
-	return w;
-}
 
 static void expect_bytes(struct __test_metadata *_metadata, const void *buf,
 			 size_t len, uint32_t seed, const char *what)
@@ -151,14 +97,14 @@ static void send_one(struct __test_metadata *_metadata, struct rc_pair *p,
 	ASSERT_EQ(0, rc_post_send(a->qp, imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, id,
 				  len ? a->buf + SRC : NULL, len, a->mr->lkey, 0, 0,
 				  IBV_SEND_SIGNALED, 0x12345678 + (uint32_t)id));
-	w = req(id, IBV_WC_SEND, len, a);
+	w = rc_want_req(id, IBV_WC_SEND, len, a);
 	if (imm)
-		w = with_imm(w, 0x12345678 + (uint32_t)id);
-	expect_wc(_metadata, a->scq, &w);
-	w = resp(id + 1000, IBV_WC_RECV, len, b, a);
+		w = rc_want_imm(w, 0x12345678 + (uint32_t)id);
+	rc_expect_wc(_metadata, a->scq, &w);
+	w = rc_want_recv(id + 1000, IBV_WC_RECV, len, b, a);
 	if (imm)
-		w = with_imm(w, 0x12345678 + (uint32_t)id);
-	expect_wc(_metadata, b->rcq, &w);
+		w = rc_want_imm(w, 0x12345678 + (uint32_t)id);
+	rc_expect_wc(_metadata, b->rcq, &w);
 	expect_bytes(_metadata, b->buf + DST, len, id, "received payload");
 	expect_canary(_metadata, b->buf + DST + len, 64, 0xee, "after the payload");
 }
@@ -192,10 +138,10 @@ TEST_F(ops, send_both_directions)
 		ASSERT_EQ(0, rc_post_recv(r->qp, 500 + i, r->buf + DST, 4096, r->mr->lkey));
 		ASSERT_EQ(0, rc_post_send(s->qp, IBV_WR_SEND, 600 + i, s->buf + SRC, 3000,
 					  s->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0));
-		w = req(600 + i, IBV_WC_SEND, 3000, s);
-		expect_wc(_metadata, s->scq, &w);
-		w = resp(500 + i, IBV_WC_RECV, 3000, r, s);
-		expect_wc(_metadata, r->rcq, &w);
+		w = rc_want_req(600 + i, IBV_WC_SEND, 3000, s);
+		rc_expect_wc(_metadata, s->scq, &w);
+		w = rc_want_recv(500 + i, IBV_WC_RECV, 3000, r, s);
+		rc_expect_wc(_metadata, r->rcq, &w);
 		expect_bytes(_metadata, r->buf + DST, 3000, 77 + i, "payload");
 	}
 }
@@ -215,19 +161,19 @@ TEST_F(ops, rdma_write)
 		ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE, i, A->buf + SRC, len,
 					  A->mr->lkey, (uintptr_t)B->buf + DST, B->mr->rkey,
 					  IBV_SEND_SIGNALED, 0));
-		w = req(i, IBV_WC_RDMA_WRITE, len, A);
-		expect_wc(_metadata, A->scq, &w);
+		w = rc_want_req(i, IBV_WC_RDMA_WRITE, len, A);
+		rc_expect_wc(_metadata, A->scq, &w);
 		expect_bytes(_metadata, B->buf + DST, len, 10 + i, "written");
 		expect_canary(_metadata, B->buf + DST + len, 64, 0xee, "after the write");
 	}
-	expect_quiet(_metadata, B->rcq, "plain WRITE on the responder");
+	rc_expect_quiet(_metadata, B->rcq, "plain WRITE on the responder");
 	/* The receive is still the first one: a SEND now completes it. */
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 99, NULL, 0, 0, 0, 0,
 				  IBV_SEND_SIGNALED, 0));
-	w = req(99, IBV_WC_SEND, 0, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = resp(4242, IBV_WC_RECV, 0, B, A);
-	expect_wc(_metadata, B->rcq, &w);
+	w = rc_want_req(99, IBV_WC_SEND, 0, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_recv(4242, IBV_WC_RECV, 0, B, A);
+	rc_expect_wc(_metadata, B->rcq, &w);
 }
 
 TEST_F(ops, rdma_write_with_imm)
@@ -247,12 +193,12 @@ TEST_F(ops, rdma_write_with_imm)
 					  len ? A->buf + SRC : NULL, len, A->mr->lkey,
 					  (uintptr_t)B->buf + DST, B->mr->rkey,
 					  IBV_SEND_SIGNALED, 0xc0ffee00 + i));
-		w = with_imm(req(i, IBV_WC_RDMA_WRITE, len, A), 0xc0ffee00 + i);
-		expect_wc(_metadata, A->scq, &w);
+		w = rc_want_imm(rc_want_req(i, IBV_WC_RDMA_WRITE, len, A), 0xc0ffee00 + i);
+		rc_expect_wc(_metadata, A->scq, &w);
 		/* byte_len of the receive: the WRITE's length, as ConnectX. */
-		w = with_imm(resp(700 + i, IBV_WC_RECV_RDMA_WITH_IMM, len, B, A),
+		w = rc_want_imm(rc_want_recv(700 + i, IBV_WC_RECV_RDMA_WITH_IMM, len, B, A),
 			     0xc0ffee00 + i);
-		expect_wc(_metadata, B->rcq, &w);
+		rc_expect_wc(_metadata, B->rcq, &w);
 		expect_bytes(_metadata, B->buf + DST, len, 20 + i, "written");
 		expect_canary(_metadata, B->buf + DST + len, 64, 0xee, "after the write");
 		expect_canary(_metadata, B->buf + SRC, 256, 0xdd, "receive buffer");
@@ -272,13 +218,13 @@ TEST_F(ops, rdma_read)
 		ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_READ, i, A->buf + DST, len,
 					  A->mr->lkey, (uintptr_t)B->buf + SRC, B->mr->rkey,
 					  IBV_SEND_SIGNALED, 0));
-		w = req(i, IBV_WC_RDMA_READ, len, A);
-		expect_wc(_metadata, A->scq, &w);
+		w = rc_want_req(i, IBV_WC_RDMA_READ, len, A);
+		rc_expect_wc(_metadata, A->scq, &w);
 		expect_bytes(_metadata, A->buf + DST, len, 30 + i, "read");
 		expect_canary(_metadata, A->buf + DST + len, 64, 0xee, "after the read");
 	}
-	expect_quiet(_metadata, B->rcq, "READ on the responder");
-	expect_quiet(_metadata, B->scq, "READ on the responder's send CQ");
+	rc_expect_quiet(_metadata, B->rcq, "READ on the responder");
+	rc_expect_quiet(_metadata, B->scq, "READ on the responder's send CQ");
 }
 
 TEST_F(ops, atomic_cmp_and_swp)
@@ -294,8 +240,8 @@ TEST_F(ops, atomic_cmp_and_swp)
 				    A->mr->lkey, (uintptr_t)remote, B->mr->rkey,
 				    0x1122334455667788ull, 0xdeadbeefcafef00dull,
 				    IBV_SEND_SIGNALED));
-	w = req(1, IBV_WC_COMP_SWAP, 8, A);
-	expect_wc(_metadata, A->scq, &w);
+	w = rc_want_req(1, IBV_WC_COMP_SWAP, 8, A);
+	rc_expect_wc(_metadata, A->scq, &w);
 	EXPECT_EQ(0x1122334455667788ull, *old);
 	EXPECT_EQ(0xdeadbeefcafef00dull, *remote);
 
@@ -305,8 +251,8 @@ TEST_F(ops, atomic_cmp_and_swp)
 				    A->mr->lkey, (uintptr_t)remote, B->mr->rkey,
 				    0x1122334455667788ull, 0x5555555555555555ull,
 				    IBV_SEND_SIGNALED));
-	w = req(2, IBV_WC_COMP_SWAP, 8, A);
-	expect_wc(_metadata, A->scq, &w);
+	w = rc_want_req(2, IBV_WC_COMP_SWAP, 8, A);
+	rc_expect_wc(_metadata, A->scq, &w);
 	EXPECT_EQ(0xdeadbeefcafef00dull, *old);
 	EXPECT_EQ(0xdeadbeefcafef00dull, *remote);
 
@@ -316,13 +262,13 @@ TEST_F(ops, atomic_cmp_and_swp)
 	ASSERT_EQ(0, rc_post_atomic(A->qp, IBV_WR_ATOMIC_CMP_AND_SWP, 3, old,
 				    A->mr->lkey, (uintptr_t)B->buf + DST + 72,
 				    B->mr->rkey, 7, 8, IBV_SEND_SIGNALED));
-	w = req(3, IBV_WC_COMP_SWAP, 8, A);
-	expect_wc(_metadata, A->scq, &w);
+	w = rc_want_req(3, IBV_WC_COMP_SWAP, 8, A);
+	rc_expect_wc(_metadata, A->scq, &w);
 	EXPECT_EQ(7, *old);
 	EXPECT_EQ(8, *(uint64_t *)(B->buf + DST + 72));
 	expect_canary(_metadata, B->buf + DST + 64, 8, 0xee, "before the atomic");
 	expect_canary(_metadata, B->buf + DST + 80, 8, 0xee, "after the atomic");
-	expect_quiet(_metadata, B->rcq, "atomics on the responder");
+	rc_expect_quiet(_metadata, B->rcq, "atomics on the responder");
 }
 
 TEST_F(ops, atomic_fetch_and_add)
@@ -337,8 +283,8 @@ TEST_F(ops, atomic_fetch_and_add)
 		ASSERT_EQ(0, rc_post_atomic(A->qp, IBV_WR_ATOMIC_FETCH_AND_ADD, i, old,
 					    A->mr->lkey, (uintptr_t)remote, B->mr->rkey,
 					    (uint64_t)i, 0, IBV_SEND_SIGNALED));
-		w = req(i, IBV_WC_FETCH_ADD, 8, A);
-		expect_wc(_metadata, A->scq, &w);
+		w = rc_want_req(i, IBV_WC_FETCH_ADD, 8, A);
+		rc_expect_wc(_metadata, A->scq, &w);
 		EXPECT_EQ(1000 + i * (i - 1) / 2, *old);
 	}
 	EXPECT_EQ(1045, *remote);
@@ -347,8 +293,8 @@ TEST_F(ops, atomic_fetch_and_add)
 	ASSERT_EQ(0, rc_post_atomic(A->qp, IBV_WR_ATOMIC_FETCH_AND_ADD, 99, old,
 				    A->mr->lkey, (uintptr_t)remote, B->mr->rkey, 2, 0,
 				    IBV_SEND_SIGNALED));
-	w = req(99, IBV_WC_FETCH_ADD, 8, A);
-	expect_wc(_metadata, A->scq, &w);
+	w = rc_want_req(99, IBV_WC_FETCH_ADD, 8, A);
+	rc_expect_wc(_metadata, A->scq, &w);
 	EXPECT_EQ(~0ull, *old);
 	EXPECT_EQ(1, *remote);
 }
@@ -376,10 +322,10 @@ TEST_F(ops, sge_lists)
 	wr = (struct ibv_send_wr){ .wr_id = 12, .sg_list = sg, .num_sge = 3,
 				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
 	ASSERT_EQ(0, ibv_post_send(A->qp, &wr, &bad));
-	w = req(12, IBV_WC_SEND, 300, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = resp(11, IBV_WC_RECV, 300, B, A);
-	expect_wc(_metadata, B->rcq, &w);
+	w = rc_want_req(12, IBV_WC_SEND, 300, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_recv(11, IBV_WC_RECV, 300, B, A);
+	rc_expect_wc(_metadata, B->rcq, &w);
 	EXPECT_EQ(0, memcmp(b + DST, a + 1000, 100));
 	EXPECT_EQ(0, memcmp(b + DST + 100, a + 5000, 28));
 	EXPECT_EQ(0, memcmp(b + DST + 4096, a + 5000 + 28, 172));
@@ -394,8 +340,8 @@ TEST_F(ops, sge_lists)
 	wr.wr.rdma.remote_addr = (uintptr_t)b + DST;
 	wr.wr.rdma.rkey = B->mr->rkey;
 	ASSERT_EQ(0, ibv_post_send(A->qp, &wr, &bad));
-	w = req(13, IBV_WC_RDMA_WRITE, 300, A);
-	expect_wc(_metadata, A->scq, &w);
+	w = rc_want_req(13, IBV_WC_RDMA_WRITE, 300, A);
+	rc_expect_wc(_metadata, A->scq, &w);
 	EXPECT_EQ(0, memcmp(b + DST, a + 1000, 100));
 	EXPECT_EQ(0, memcmp(b + DST + 100, a + 5000, 200));
 	expect_canary(_metadata, b + DST + 300, 64, 0xee, "past the write");
@@ -408,8 +354,8 @@ TEST_F(ops, sge_lists)
 	wr.opcode = IBV_WR_RDMA_READ;
 	wr.wr.rdma.remote_addr = (uintptr_t)b + SRC;
 	ASSERT_EQ(0, ibv_post_send(A->qp, &wr, &bad));
-	w = req(14, IBV_WC_RDMA_READ, 300, A);
-	expect_wc(_metadata, A->scq, &w);
+	w = rc_want_req(14, IBV_WC_RDMA_READ, 300, A);
+	rc_expect_wc(_metadata, A->scq, &w);
 	EXPECT_EQ(0, memcmp(a + 1000, b + SRC, 100));
 	EXPECT_EQ(0, memcmp(a + 5000, b + SRC + 100, 200));
 	expect_canary(_metadata, a + 1100, 64, 0xee, "past read SGE 0");
@@ -441,10 +387,10 @@ TEST_F(ops, max_sge)
 	wr = (struct ibv_send_wr){ .wr_id = 2, .sg_list = sg, .num_sge = n,
 				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
 	ASSERT_EQ(0, ibv_post_send(A->qp, &wr, &bad));
-	w = req(2, IBV_WC_SEND, 33 * n, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = resp(1, IBV_WC_RECV, 33 * n, B, A);
-	expect_wc(_metadata, B->rcq, &w);
+	w = rc_want_req(2, IBV_WC_SEND, 33 * n, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_recv(1, IBV_WC_RECV, 33 * n, B, A);
+	rc_expect_wc(_metadata, B->rcq, &w);
 	for (uint32_t k = 0; k < 33 * n; k++) {
 		uint8_t want = A->buf[4096 * (k / 33) + k % 33];
 		uint8_t got = B->buf[DST + 1024 * (k / rsz) + k % rsz];
@@ -477,10 +423,10 @@ TEST_F(ops, inline_send_and_write)
 					  0, 0, IBV_SEND_SIGNALED | IBV_SEND_INLINE, 0))
 			TH_LOG("inline SEND of %u", len);
 		memset(src, 0, sizeof(src));
-		w = req(100 + i, IBV_WC_SEND, len, A);
-		expect_wc(_metadata, A->scq, &w);
-		w = resp(i, IBV_WC_RECV, len, B, A);
-		expect_wc(_metadata, B->rcq, &w);
+		w = rc_want_req(100 + i, IBV_WC_SEND, len, A);
+		rc_expect_wc(_metadata, A->scq, &w);
+		w = rc_want_recv(i, IBV_WC_RECV, len, B, A);
+		rc_expect_wc(_metadata, B->rcq, &w);
 		expect_bytes(_metadata, B->buf + DST, len, 40 + i, "inline SEND");
 		expect_canary(_metadata, B->buf + DST + len, 64, 0xee, "after inline SEND");
 
@@ -492,8 +438,8 @@ TEST_F(ops, inline_send_and_write)
 					  IBV_SEND_SIGNALED | IBV_SEND_INLINE, 0))
 			TH_LOG("inline WRITE of %u", len);
 		memset(src, 0, sizeof(src));
-		w = req(200 + i, IBV_WC_RDMA_WRITE, len, A);
-		expect_wc(_metadata, A->scq, &w);
+		w = rc_want_req(200 + i, IBV_WC_RDMA_WRITE, len, A);
+		rc_expect_wc(_metadata, A->scq, &w);
 		expect_bytes(_metadata, B->buf + DST, len, 60 + i, "inline WRITE");
 		expect_canary(_metadata, B->buf + DST + len, 64, 0xee, "after inline WRITE");
 	}
@@ -514,7 +460,7 @@ TEST_F(ops, inline_ring_wrap)
 	uint32_t max, pos = 0;
 	uint8_t src[4][1024];
 
-	reopen(_metadata, &self->p, small_sq);
+	rc_reopen(_metadata, &self->p, small_sq);
 	max = A->cap.max_inline_data;
 	ASSERT_GE(sizeof(src[0]), max);
 	for (uint32_t round = 0; round < 120; round++) {
@@ -542,11 +488,11 @@ TEST_F(ops, inline_ring_wrap)
 		memset(src, 0, sizeof(src));
 		for (uint32_t k = 0; k < batch; k++) {
 			uint32_t id = round * 4 + k;
-			struct rc_wc_want w = req(id, IBV_WC_SEND, len[k], A);
+			struct rc_wc_want w = rc_want_req(id, IBV_WC_SEND, len[k], A);
 
-			expect_wc(_metadata, A->scq, &w);
-			w = resp(id, IBV_WC_RECV, len[k], B, A);
-			expect_wc(_metadata, B->rcq, &w);
+			rc_expect_wc(_metadata, A->scq, &w);
+			w = rc_want_recv(id, IBV_WC_RECV, len[k], B, A);
+			rc_expect_wc(_metadata, B->rcq, &w);
 			ASSERT_EQ(-1, rc_check_fill(B->buf + DST + 1024 * k, len[k], id))
 				TH_LOG("round %u WR %u: %u bytes inline, WQE at WQEBB %u",
 				       round, k, len[k], pos);
@@ -583,22 +529,22 @@ TEST_F(ops, inline_too_long_stops_the_chain)
 	EXPECT_EQ(ENOMEM, ibv_post_send(A->qp, wr, &bad));
 	EXPECT_EQ(&wr[2], bad);
 	for (int k = 0; k < 2; k++) {
-		w = req(k, IBV_WC_SEND, len[k], A);
-		expect_wc(_metadata, A->scq, &w);
-		w = resp(10 + k, IBV_WC_RECV, len[k], B, A);
-		expect_wc(_metadata, B->rcq, &w);
+		w = rc_want_req(k, IBV_WC_SEND, len[k], A);
+		rc_expect_wc(_metadata, A->scq, &w);
+		w = rc_want_recv(10 + k, IBV_WC_RECV, len[k], B, A);
+		rc_expect_wc(_metadata, B->rcq, &w);
 		expect_bytes(_metadata, B->buf + DST + 4096 * k, len[k], k, "posted WR");
 	}
-	expect_quiet(_metadata, A->scq, "after bad_wr");
-	expect_quiet(_metadata, B->rcq, "after bad_wr");
+	rc_expect_quiet(_metadata, A->scq, "after bad_wr");
+	rc_expect_quiet(_metadata, B->rcq, "after bad_wr");
 	/* The QP is fine: a max_inline_data SEND goes through. */
 	sg[2].length = max;
 	wr[2].next = NULL;
 	ASSERT_EQ(0, ibv_post_send(A->qp, &wr[2], &bad));
-	w = req(2, IBV_WC_SEND, max, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = resp(12, IBV_WC_RECV, max, B, A);
-	expect_wc(_metadata, B->rcq, &w);
+	w = rc_want_req(2, IBV_WC_SEND, max, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_recv(12, IBV_WC_RECV, max, B, A);
+	rc_expect_wc(_metadata, B->rcq, &w);
 }
 
 /* Posting errors: each stops the chain at the bad WR with bad_wr set. */
@@ -640,9 +586,9 @@ TEST_F(ops, post_send_errors_set_bad_wr)
 		EXPECT_EQ(cases[c].err, ibv_post_send(A->qp, wr, &bad))
 			TH_LOG("case %u: opcode %d num_sge %d", c, cases[c].op, wr[1].num_sge);
 		EXPECT_EQ(&wr[1], bad) TH_LOG("case %u", c);
-		w = req(2 * c, IBV_WC_RDMA_WRITE, 8, A);
-		expect_wc(_metadata, A->scq, &w);
-		expect_quiet(_metadata, A->scq, "after bad_wr");
+		w = rc_want_req(2 * c, IBV_WC_RDMA_WRITE, 8, A);
+		rc_expect_wc(_metadata, A->scq, &w);
+		rc_expect_quiet(_metadata, A->scq, "after bad_wr");
 	}
 	/* The QP still works. */
 	send_one(_metadata, &self->p, 100, 1, false);
@@ -665,10 +611,10 @@ TEST_F(ops, post_recv_too_many_sge)
 	/* wr[0] was posted: a SEND lands in it, and in nothing else. */
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 3, A->buf, 10, A->mr->lkey, 0, 0,
 				  IBV_SEND_SIGNALED, 0));
-	w = req(3, IBV_WC_SEND, 10, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = resp(1, IBV_WC_RECV, 10, B, A);
-	expect_wc(_metadata, B->rcq, &w);
+	w = rc_want_req(3, IBV_WC_SEND, 10, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_recv(1, IBV_WC_RECV, 10, B, A);
+	rc_expect_wc(_metadata, B->rcq, &w);
 	/* Exactly max_recv_sge SGEs is fine. */
 	wr[1].num_sge = n;
 	wr[1].next = NULL;
@@ -691,9 +637,9 @@ TEST_F(ops, unsignaled_then_signaled)
 					  (uintptr_t)B->buf + DST + 4096 * i, B->mr->rkey,
 					  i == 5 ? IBV_SEND_SIGNALED : 0, 0));
 	}
-	w = req(5, IBV_WC_RDMA_WRITE, 4096, A);
-	expect_wc(_metadata, A->scq, &w);
-	expect_quiet(_metadata, A->scq, "unsignaled WRs");
+	w = rc_want_req(5, IBV_WC_RDMA_WRITE, 4096, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	rc_expect_quiet(_metadata, A->scq, "unsignaled WRs");
 	for (int i = 0; i < 6; i++)
 		expect_bytes(_metadata, B->buf + DST + 4096 * i, 4096, 50 + i, "write");
 
@@ -709,11 +655,11 @@ TEST_F(ops, unsignaled_then_signaled)
 					  sig ? IBV_SEND_SIGNALED : 0, 0))
 			TH_LOG("WR %u of %u (SQ depth %u)", i, 10 * depth, depth);
 		if (sig) {
-			w = req(1000 + i, IBV_WC_RDMA_WRITE, 64, A);
-			expect_wc(_metadata, A->scq, &w);
+			w = rc_want_req(1000 + i, IBV_WC_RDMA_WRITE, 64, A);
+			rc_expect_wc(_metadata, A->scq, &w);
 		}
 	}
-	expect_quiet(_metadata, A->scq, "unsignaled WRs");
+	rc_expect_quiet(_metadata, A->scq, "unsignaled WRs");
 }
 
 /* Unsignaled SENDs still consume receives and complete them. */
@@ -730,12 +676,12 @@ TEST_F(ops, unsignaled_send_completes_at_the_receiver)
 					  A->mr->lkey, 0, 0, i == 2 ? IBV_SEND_SIGNALED : 0, 0));
 	}
 	for (int i = 0; i < 3; i++) {
-		w = resp(10 + i, IBV_WC_RECV, 100 + i, B, A);
-		expect_wc(_metadata, B->rcq, &w);
+		w = rc_want_recv(10 + i, IBV_WC_RECV, 100 + i, B, A);
+		rc_expect_wc(_metadata, B->rcq, &w);
 	}
-	w = req(2, IBV_WC_SEND, 102, A);
-	expect_wc(_metadata, A->scq, &w);
-	expect_quiet(_metadata, A->scq, "unsignaled SENDs");
+	w = rc_want_req(2, IBV_WC_SEND, 102, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	rc_expect_quiet(_metadata, A->scq, "unsignaled SENDs");
 }
 
 static void sig_all(struct rc_cfg *c)
@@ -747,7 +693,7 @@ TEST_F(ops, sq_sig_all)
 {
 	struct rc_wc_want w;
 
-	reopen(_metadata, &self->p, sig_all);
+	rc_reopen(_metadata, &self->p, sig_all);
 	ASSERT_EQ(0, rc_post_recv(B->qp, 9, B->buf + DST, 1024, B->mr->lkey));
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE, 1, A->buf, 10, A->mr->lkey,
 				  (uintptr_t)B->buf + DST, B->mr->rkey, 0, 0));
@@ -755,14 +701,14 @@ TEST_F(ops, sq_sig_all)
 				  A->mr->lkey, (uintptr_t)B->buf + DST, B->mr->rkey, 0, 0));
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 3, A->buf, 20, A->mr->lkey, 0, 0,
 				  0, 0));
-	w = req(1, IBV_WC_RDMA_WRITE, 10, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = req(2, IBV_WC_RDMA_READ, 10, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = req(3, IBV_WC_SEND, 20, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = resp(9, IBV_WC_RECV, 20, B, A);
-	expect_wc(_metadata, B->rcq, &w);
+	w = rc_want_req(1, IBV_WC_RDMA_WRITE, 10, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_req(2, IBV_WC_RDMA_READ, 10, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_req(3, IBV_WC_SEND, 20, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_recv(9, IBV_WC_RECV, 20, B, A);
+	rc_expect_wc(_metadata, B->rcq, &w);
 }
 
 /* READ then a fenced SEND of the buffer the READ fills: the SEND carries
@@ -790,12 +736,12 @@ TEST_F(ops, fence_orders_send_after_read)
 		memset(A->buf + DST, 0x5a, len);
 		ASSERT_EQ(0, rc_post_recv(B->qp, 3, B->buf + DST, len, B->mr->lkey));
 		ASSERT_EQ(0, ibv_post_send(A->qp, &read, &bad));
-		w = req(1, IBV_WC_RDMA_READ, len, A);
-		expect_wc(_metadata, A->scq, &w);
-		w = req(2, IBV_WC_SEND, len, A);
-		expect_wc(_metadata, A->scq, &w);
-		w = resp(3, IBV_WC_RECV, len, B, A);
-		expect_wc(_metadata, B->rcq, &w);
+		w = rc_want_req(1, IBV_WC_RDMA_READ, len, A);
+		rc_expect_wc(_metadata, A->scq, &w);
+		w = rc_want_req(2, IBV_WC_SEND, len, A);
+		rc_expect_wc(_metadata, A->scq, &w);
+		w = rc_want_recv(3, IBV_WC_RECV, len, B, A);
+		rc_expect_wc(_metadata, B->rcq, &w);
 		ASSERT_EQ(-1, rc_check_fill(B->buf + DST, len, 900 + i))
 			TH_LOG("round %d: the fenced SEND did not carry the READ's data", i);
 	}
@@ -823,16 +769,16 @@ TEST_F(ops, sq_full_is_enomem_with_bad_wr)
 	EXPECT_EQ(&wr[n], bad) TH_LOG("granted max_send_wr %u, bad_wr is WR %ld", n,
 				      bad ? (long)(bad - wr) : -1L);
 	for (uint32_t i = 0; i < n; i++) {
-		w = req(i, IBV_WC_RDMA_WRITE, 16, A);
-		expect_wc(_metadata, A->scq, &w);
+		w = rc_want_req(i, IBV_WC_RDMA_WRITE, 16, A);
+		rc_expect_wc(_metadata, A->scq, &w);
 		expect_bytes(_metadata, B->buf + DST + 16 * i, 16, 5, "write");
 	}
-	expect_quiet(_metadata, A->scq, "WRs after bad_wr");
+	rc_expect_quiet(_metadata, A->scq, "WRs after bad_wr");
 	/* Polled: room again for the rest. */
 	EXPECT_EQ(0, ibv_post_send(A->qp, &wr[n], &bad));
 	for (uint32_t i = n; i < n + 2; i++) {
-		w = req(i, IBV_WC_RDMA_WRITE, 16, A);
-		expect_wc(_metadata, A->scq, &w);
+		w = rc_want_req(i, IBV_WC_RDMA_WRITE, 16, A);
+		rc_expect_wc(_metadata, A->scq, &w);
 	}
 	free(wr);
 }
@@ -856,10 +802,10 @@ TEST_F(ops, rq_full_is_enomem_with_bad_wr)
 	for (uint32_t i = 0; i < n; i++) {
 		ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, i, A->buf, i % 64,
 					  A->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0));
-		w = req(i, IBV_WC_SEND, i % 64, A);
-		expect_wc(_metadata, A->scq, &w);
-		w = resp(100 + i, IBV_WC_RECV, i % 64, B, A);
-		expect_wc(_metadata, B->rcq, &w);
+		w = rc_want_req(i, IBV_WC_SEND, i % 64, A);
+		rc_expect_wc(_metadata, A->scq, &w);
+		w = rc_want_recv(100 + i, IBV_WC_RECV, i % 64, B, A);
+		rc_expect_wc(_metadata, B->rcq, &w);
 	}
 	free(wr);
 }
@@ -876,10 +822,10 @@ TEST_F(ops, zero_length_recv_takes_write_with_imm)
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE_WITH_IMM, 32, A->buf + SRC,
 				  4096, A->mr->lkey, (uintptr_t)B->buf + DST, B->mr->rkey,
 				  IBV_SEND_SIGNALED, 0xa1b2c3d4));
-	w = with_imm(req(32, IBV_WC_RDMA_WRITE, 4096, A), 0xa1b2c3d4);
-	expect_wc(_metadata, A->scq, &w);
-	w = with_imm(resp(31, IBV_WC_RECV_RDMA_WITH_IMM, 4096, B, A), 0xa1b2c3d4);
-	expect_wc(_metadata, B->rcq, &w);
+	w = rc_want_imm(rc_want_req(32, IBV_WC_RDMA_WRITE, 4096, A), 0xa1b2c3d4);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_imm(rc_want_recv(31, IBV_WC_RECV_RDMA_WITH_IMM, 4096, B, A), 0xa1b2c3d4);
+	rc_expect_wc(_metadata, B->rcq, &w);
 	expect_bytes(_metadata, B->buf + DST, 4096, 8, "written");
 }
 
@@ -893,22 +839,22 @@ TEST_F(ops, zero_length_recv_takes_zero_byte_send)
 				  IBV_SEND_SIGNALED, 0));
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND_WITH_IMM, 44, NULL, 0, 0, 0, 0,
 				  IBV_SEND_SIGNALED, 0x01020304));
-	w = req(43, IBV_WC_SEND, 0, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = with_imm(req(44, IBV_WC_SEND, 0, A), 0x01020304);
-	expect_wc(_metadata, A->scq, &w);
-	w = resp(41, IBV_WC_RECV, 0, B, A);
-	expect_wc(_metadata, B->rcq, &w);
-	w = with_imm(resp(42, IBV_WC_RECV, 0, B, A), 0x01020304);
-	expect_wc(_metadata, B->rcq, &w);
+	w = rc_want_req(43, IBV_WC_SEND, 0, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_imm(rc_want_req(44, IBV_WC_SEND, 0, A), 0x01020304);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_recv(41, IBV_WC_RECV, 0, B, A);
+	rc_expect_wc(_metadata, B->rcq, &w);
+	w = rc_want_imm(rc_want_recv(42, IBV_WC_RECV, 0, B, A), 0x01020304);
+	rc_expect_wc(_metadata, B->rcq, &w);
 	/* A zero-length SGE counts as no SGE on both sides. */
 	ASSERT_EQ(0, rc_post_recv(B->qp, 45, B->buf + DST, 0, B->mr->lkey));
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 46, A->buf, 0, A->mr->lkey, 0, 0,
 				  IBV_SEND_SIGNALED, 0));
-	w = req(46, IBV_WC_SEND, 0, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = resp(45, IBV_WC_RECV, 0, B, A);
-	expect_wc(_metadata, B->rcq, &w);
+	w = rc_want_req(46, IBV_WC_SEND, 0, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_recv(45, IBV_WC_RECV, 0, B, A);
+	rc_expect_wc(_metadata, B->rcq, &w);
 }
 
 /* seed §4.3: a non-empty SEND on a zero-capacity receive is a length error:
@@ -933,28 +879,28 @@ TEST_F(ops, one_byte_send_on_zero_length_recv)
 
 	w = (struct rc_wc_want){ .wr_id = 61, .status = IBV_WC_REM_INV_REQ_ERR,
 				 .qp_num = A->qp->qp_num };
-	expect_wc(_metadata, A->scq, &w);
+	rc_expect_wc(_metadata, A->scq, &w);
 	w.status = IBV_WC_WR_FLUSH_ERR;
 	w.wr_id = 62;
-	expect_wc(_metadata, A->scq, &w);
+	rc_expect_wc(_metadata, A->scq, &w);
 	w.wr_id = 63;
-	expect_wc(_metadata, A->scq, &w);
+	rc_expect_wc(_metadata, A->scq, &w);
 
 	w = (struct rc_wc_want){ .wr_id = 51, .status = IBV_WC_LOC_LEN_ERR,
 				 .qp_num = B->qp->qp_num };
-	expect_wc(_metadata, B->rcq, &w);
+	rc_expect_wc(_metadata, B->rcq, &w);
 	w.status = IBV_WC_WR_FLUSH_ERR;
 	w.wr_id = 52;
-	expect_wc(_metadata, B->rcq, &w);
+	rc_expect_wc(_metadata, B->rcq, &w);
 	w.wr_id = 53;
-	expect_wc(_metadata, B->rcq, &w);
+	rc_expect_wc(_metadata, B->rcq, &w);
 
 	EXPECT_EQ(IBV_QPS_ERR, rc_qp_state(A->qp));
 	EXPECT_EQ(IBV_QPS_ERR, rc_qp_state(B->qp));
-	expect_quiet(_metadata, A->scq, "after the flush");
-	expect_quiet(_metadata, B->rcq, "after the flush");
-	expect_quiet(_metadata, A->rcq, "sender's receive CQ");
-	expect_quiet(_metadata, B->scq, "receiver's send CQ");
+	rc_expect_quiet(_metadata, A->scq, "after the flush");
+	rc_expect_quiet(_metadata, B->rcq, "after the flush");
+	rc_expect_quiet(_metadata, A->rcq, "sender's receive CQ");
+	rc_expect_quiet(_metadata, B->scq, "receiver's send CQ");
 }
 
 static int to_state(struct ibv_qp *qp, enum ibv_qp_state st)
@@ -988,13 +934,13 @@ TEST_F(ops, sqd_holds_new_wrs)
 	rc_fill(A->buf, 100, 4);
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 2, A->buf, 100, A->mr->lkey, 0, 0,
 				  IBV_SEND_SIGNALED, 0));
-	expect_quiet(_metadata, A->scq, "SEND posted in SQD");
-	expect_quiet(_metadata, B->rcq, "SEND posted in SQD, receiver");
+	rc_expect_quiet(_metadata, A->scq, "SEND posted in SQD");
+	rc_expect_quiet(_metadata, B->rcq, "SEND posted in SQD, receiver");
 	ASSERT_EQ(0, to_state(A->qp, IBV_QPS_RTS));
-	w = req(2, IBV_WC_SEND, 100, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = resp(1, IBV_WC_RECV, 100, B, A);
-	expect_wc(_metadata, B->rcq, &w);
+	w = rc_want_req(2, IBV_WC_SEND, 100, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_recv(1, IBV_WC_RECV, 100, B, A);
+	rc_expect_wc(_metadata, B->rcq, &w);
 	expect_bytes(_metadata, B->buf + DST, 100, 4, "payload");
 }
 
@@ -1009,22 +955,22 @@ TEST_F(ops, sqd_drains_the_started_wr)
 				  IBV_SEND_SIGNALED, 0));
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 2, A->buf, 20, A->mr->lkey, 0, 0,
 				  IBV_SEND_SIGNALED, 0));
-	expect_quiet(_metadata, A->scq, "SEND without a receive (RNR)");
+	rc_expect_quiet(_metadata, A->scq, "SEND without a receive (RNR)");
 	ASSERT_EQ(0, to_state(A->qp, IBV_QPS_SQD));
 	EXPECT_EQ(1, sq_draining(A->qp)) TH_LOG("the first SEND waits on RNR");
 	ASSERT_EQ(0, rc_post_recv(B->qp, 11, B->buf + DST, 4096, B->mr->lkey));
 	ASSERT_EQ(0, rc_post_recv(B->qp, 12, B->buf + DST, 4096, B->mr->lkey));
-	w = req(1, IBV_WC_SEND, 10, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = resp(11, IBV_WC_RECV, 10, B, A);
-	expect_wc(_metadata, B->rcq, &w);
-	expect_quiet(_metadata, A->scq, "the second SEND, in SQD");
+	w = rc_want_req(1, IBV_WC_SEND, 10, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_recv(11, IBV_WC_RECV, 10, B, A);
+	rc_expect_wc(_metadata, B->rcq, &w);
+	rc_expect_quiet(_metadata, A->scq, "the second SEND, in SQD");
 	EXPECT_EQ(0, sq_draining(A->qp)) TH_LOG("drained");
 	ASSERT_EQ(0, to_state(A->qp, IBV_QPS_RTS));
-	w = req(2, IBV_WC_SEND, 20, A);
-	expect_wc(_metadata, A->scq, &w);
-	w = resp(12, IBV_WC_RECV, 20, B, A);
-	expect_wc(_metadata, B->rcq, &w);
+	w = rc_want_req(2, IBV_WC_SEND, 20, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_recv(12, IBV_WC_RECV, 20, B, A);
+	rc_expect_wc(_metadata, B->rcq, &w);
 }
 
 TEST_HARNESS_MAIN

@@ -23,11 +23,9 @@ added_shca1=0
 ok() { n=$((n + 1)); echo "ok $n $*"; }
 nok() { n=$((n + 1)); failed=1; echo "not ok $n $*"; }
 
-accept_local=$(cat /proc/sys/net/ipv4/conf/all/accept_local)
 cleanup() {
 	jobs -p | xargs -r kill -9 2>/dev/null
 	[ "$added_shca1" = 1 ] && rdma link del shca1
-	echo "$accept_local" >/proc/sys/net/ipv4/conf/all/accept_local
 	rm -rf "$out"
 }
 trap cleanup EXIT
@@ -105,7 +103,11 @@ echo "TAP version 13"
 # veth0 and veth1 share a namespace: without accept_local, ARP between
 # 198.18.0.1 and 198.18.0.2 fails (the reply comes from a local address)
 # and ib_core cannot resolve the peer's MAC for shca0 <-> shca1.
-echo 1 >/proc/sys/net/ipv4/conf/all/accept_local
+# scripts/vm-run turns it on at boot.
+if [ "$(cat /proc/sys/net/ipv4/conf/all/accept_local)" != 1 ]; then
+	echo "Bail out! net.ipv4.conf.all.accept_local is not 1 (scripts/vm-run sets it)"
+	exit 1
+fi
 
 # SOFTHCA_RC_LINK_TYPE=rxe: the same over rdma_rxe (shca0 made by hand as
 # rxe too), to check the script itself against a known implementation.

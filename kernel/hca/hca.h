@@ -177,6 +177,9 @@ struct shca_cmd_create_qp_in {
 	u32 rq_wqe_cnt;			/* power of two, may be 0 */
 	void *rq_buf;
 	u32 rq_wqe_shift;		/* log2 of the RQ stride */
+	/* The caps granted to the QP; the engine fails a send WQE beyond them. */
+	u32 sq_max_wqebbs;		/* WQEBBs of its largest send WQE */
+	u32 max_send_sge;
 	u32 max_inline_data;
 	struct softhca_qp_dbr *dbr;
 };

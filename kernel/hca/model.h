@@ -153,6 +153,10 @@ struct shca_hca_qp {
 	void *rq_buf;
 	u32 rq_wqe_cnt;			/* power of two, or 0: no RQ */
 	u32 rq_wqe_shift;
+	/* cmd: the granted send caps, checked on every send WQE */
+	u32 sq_max_wqebbs;
+	u32 max_send_sge;
+	u32 max_inline_data;
 	struct softhca_qp_dbr *dbr;
 	u32 flags;			/* SHCA_QP_* */
 	refcount_t users;

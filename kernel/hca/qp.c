@@ -38,7 +38,12 @@ static bool shca_qp_in_valid(struct shca_hca *hca,
 	if (in->rq_wqe_shift < SOFTHCA_DS_SHIFT || in->rq_wqe_shift > 31 ||
 	    BIT(in->rq_wqe_shift) > max_stride)
 		return false;
-	return in->max_inline_data <= caps->max_inline_data;
+	if (!in->sq_max_wqebbs ||
+	    in->sq_max_wqebbs > caps->max_wqe_size / SOFTHCA_SEND_WQE_BB ||
+	    in->sq_max_wqebbs > in->sq_wqebb_cnt)
+		return false;
+	return in->max_send_sge <= caps->max_send_sge &&
+	       in->max_inline_data <= caps->max_inline_data;
 }
 
 int shca_cmd_create_qp(struct shca_hca *hca,
@@ -69,6 +74,9 @@ int shca_cmd_create_qp(struct shca_hca *hca,
 	qp->rq_buf = in->rq_wqe_cnt ? in->rq_buf : NULL;
 	qp->rq_wqe_cnt = in->rq_wqe_cnt;
 	qp->rq_wqe_shift = in->rq_wqe_shift;
+	qp->sq_max_wqebbs = in->sq_max_wqebbs;
+	qp->max_send_sge = in->max_send_sge;
+	qp->max_inline_data = in->max_inline_data;
 	qp->dbr = in->dbr;
 	qp->flags = in->flags;
 	refcount_set(&qp->users, 1);

@@ -53,7 +53,12 @@ static u32 shca_ds_to_nbb(u32 ds)
 	return DIV_ROUND_UP(ds * SOFTHCA_DS_SIZE, SOFTHCA_SEND_WQE_BB);
 }
 
-/* WQEBBs a WQE of @ds may occupy when @avail are posted. */
+/*
+ * WQEBBs a WQE may occupy when @avail are posted, as far as stepping over
+ * it goes (the device's largest WQE). A WQE larger than the QP's own
+ * (sq_max_wqebbs, granted at CREATE_QP) is stepped over the same way, and
+ * failed.
+ */
 static u32 shca_max_nbb(struct shca_hca_qp *qp, u16 avail)
 {
 	u32 max = min_t(u32, qp->hca->caps->max_wqe_size, SHCA_ENG_WQE_MAX) /
@@ -62,7 +67,13 @@ static u32 shca_max_nbb(struct shca_hca_qp *qp, u16 avail)
 	return min3(max, (u32)avail, qp->sq_wqebb_cnt);
 }
 
-/* Everything after the control (and remote address) segment. */
+/*
+ * Everything after the control (and remote address) segment, against the
+ * QP's granted caps: more data segments than its max_send_sge (or the
+ * device's max_sge_rd for a READ) is a malformed WQE (-EINVAL: local QP
+ * operation error); inline data longer than its max_inline_data is a length
+ * error (-EMSGSIZE).
+ */
 static int shca_wqe_parse_data(struct shca_hca_qp *qp, struct shca_wqe *w,
 			       const u8 *buf, u32 seg, bool inl_ok,
 			       u32 max_sge)
@@ -77,10 +88,11 @@ static int shca_wqe_parse_data(struct shca_hca_qp *qp, struct shca_wqe *w,
 	first = be32_to_cpu(*(const __be32 *)(buf + seg * SOFTHCA_DS_SIZE));
 	if (first & SOFTHCA_INLINE_SEG) {
 		len = first & ~SOFTHCA_INLINE_SEG;
-		if (!inl_ok || len > caps->max_inline_data ||
-		    sizeof(struct softhca_wqe_inline_seg) + len >
+		if (!inl_ok || sizeof(struct softhca_wqe_inline_seg) + len >
 		    (w->ds - seg) * SOFTHCA_DS_SIZE)
 			return -EINVAL;
+		if (len > qp->max_inline_data)
+			return -EMSGSIZE;
 		w->local.inl = buf + seg * SOFTHCA_DS_SIZE +
 			       sizeof(struct softhca_wqe_inline_seg);
 		w->local.len = len;
@@ -125,7 +137,7 @@ static int shca_wqe_parse(struct shca_hca_qp *qp, struct shca_wqe *w,
 	case SOFTHCA_OPCODE_SEND:
 	case SOFTHCA_OPCODE_SEND_IMM:
 		return shca_wqe_parse_data(qp, w, buf, 1, true,
-					   caps->max_send_sge);
+					   qp->max_send_sge);
 	case SOFTHCA_OPCODE_RDMA_WRITE:
 	case SOFTHCA_OPCODE_RDMA_WRITE_IMM:
 	case SOFTHCA_OPCODE_RDMA_READ:
@@ -146,10 +158,11 @@ static int shca_wqe_parse(struct shca_hca_qp *qp, struct shca_wqe *w,
 	case SOFTHCA_OPCODE_RDMA_WRITE:
 	case SOFTHCA_OPCODE_RDMA_WRITE_IMM:
 		return shca_wqe_parse_data(qp, w, buf, 2, true,
-					   caps->max_send_sge);
+					   qp->max_send_sge);
 	case SOFTHCA_OPCODE_RDMA_READ:
 		return shca_wqe_parse_data(qp, w, buf, 2, false,
-					   caps->max_sge_rd);
+					   min(qp->max_send_sge,
+					       caps->max_sge_rd));
 	}
 
 	/* Atomics: raddr, atomic, exactly one 8-byte data pointer. */
@@ -172,7 +185,8 @@ static int shca_wqe_parse(struct shca_hca_qp *qp, struct shca_wqe *w,
 
 /*
  * Copy the WQE at sq_ci out of the ring into ctx->wqe_buf, once, and
- * validate the copy into ctx->wqe. Returns 0, or -EINVAL for an invalid WQE;
+ * validate the copy into ctx->wqe. Returns 0, -EINVAL for an invalid WQE or
+ * -EMSGSIZE for inline data beyond the QP's max_inline_data;
  * either way wqe->idx, opcode and nbb say what to complete and how far to
  * step.
  */
@@ -202,7 +216,7 @@ static int shca_wqe_fetch(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 	nbb = shca_ds_to_nbb(w->ds);
 	w->nbb = clamp_t(u32, nbb, 1, max_nbb ?: 1);
 
-	if (!w->ds || nbb > max_nbb)
+	if (!w->ds || nbb > max_nbb || nbb > qp->sq_max_wqebbs)
 		return -EINVAL;
 	if (nbb > 1)
 		shca_sq_copy(qp, ctx->wqe_buf + SOFTHCA_SEND_WQE_BB,
@@ -454,8 +468,11 @@ enum shca_step shca_sq_step(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 	if (e->wait_kind != SHCA_WAIT_NONE && now < e->wait_until)
 		return SHCA_STEP_WAIT;
 
-	if (shca_wqe_fetch(ctx, qp, posted)) {
-		shca_sq_fail(qp, w, SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	err = shca_wqe_fetch(ctx, qp, posted);
+	if (err) {
+		shca_sq_fail(qp, w, err == -EMSGSIZE ?
+			     SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR :
+			     SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 		return SHCA_STEP_DONE;
 	}
 

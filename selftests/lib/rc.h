@@ -162,6 +162,19 @@ struct rc_wc_want {
 
 /* 0 if @wc is exactly @w, else 1 with every mismatch described in rc_err. */
 int rc_wc_check(const struct ibv_wc *wc, const struct rc_wc_want *w);
+/* What to expect: a successful requester completion of @e's QP; the same
+ * for a receive from @from's QP; an error completion (status only); with
+ * an immediate.
+ */
+struct rc_wc_want rc_want_req(uint64_t wr_id, enum ibv_wc_opcode op, uint32_t len,
+			      const struct rc_end *e);
+struct rc_wc_want rc_want_recv(uint64_t wr_id, enum ibv_wc_opcode op, uint32_t len,
+			       const struct rc_end *e, const struct rc_end *from);
+struct rc_wc_want rc_want_err(uint64_t wr_id, enum ibv_wc_status st,
+			      const struct rc_end *e);
+struct rc_wc_want rc_want_imm(struct rc_wc_want w, uint32_t imm);
+/* Replace @p by a pair made from its configuration changed by @tweak. */
+int rc_pair_reopen(struct rc_pair *p, void (*tweak)(struct rc_cfg *c));
 /* wc_flags is exactly @flags / src_qp is @qpn (for checks done by hand;
  * relaxed as rc_wc_check() is when the suites run against rdma_rxe).
  */
@@ -182,5 +195,55 @@ long rc_check_fill(const void *buf, size_t len, uint32_t seed);
  * (a test killed by the harness timeout runs no teardown).
  */
 void rc_shca1_guard(void);
+
+/* ---- for kselftest_harness.h users (included before this file) ------------ */
+#ifdef __KSELFTEST_HARNESS_H
+
+#define RC_WC_MS	5000	/* a completion that takes longer is lost */
+#define RC_QUIET_MS	100	/* how long "no completion" is watched */
+
+/* Poll exactly one completion from @cq and compare it with @w. */
+static inline void rc_expect_wc(struct __test_metadata *_metadata, struct ibv_cq *cq,
+				const struct rc_wc_want *w)
+{
+	struct ibv_wc wc;
+
+	ASSERT_EQ(1, rc_poll(cq, &wc, 1, RC_WC_MS))
+		TH_LOG("waiting for wr_id %#llx (%s): %s", (unsigned long long)w->wr_id,
+		       ibv_wc_status_str(w->status), rc_err);
+	EXPECT_EQ(0, rc_wc_check(&wc, w)) TH_LOG("%s", rc_err);
+}
+
+/* The same for an error completion of @e's QP. */
+static inline void rc_expect_err(struct __test_metadata *_metadata, struct ibv_cq *cq,
+				 uint64_t wr_id, enum ibv_wc_status st, const struct rc_end *e)
+{
+	struct rc_wc_want w = rc_want_err(wr_id, st, e);
+
+	rc_expect_wc(_metadata, cq, &w);
+}
+
+/* No completion on @cq for RC_QUIET_MS. */
+static inline void rc_expect_quiet(struct __test_metadata *_metadata, struct ibv_cq *cq,
+				   const char *what)
+{
+	EXPECT_EQ(0, rc_poll_none(cq, RC_QUIET_MS)) TH_LOG("%s: %s", what, rc_err);
+}
+
+/* The fixture's pair replaced by one made from a modified configuration. */
+static inline void rc_reopen(struct __test_metadata *_metadata, struct rc_pair *p,
+			     void (*tweak)(struct rc_cfg *c))
+{
+	ASSERT_EQ(0, rc_pair_reopen(p, tweak)) TH_LOG("%s", rc_err);
+}
+
+/* A test program that may add shca1 (see rc_shca1_guard()). */
+#define RC_SHCA1_GUARD() \
+	static void __attribute__((constructor)) rc_guard_ctor(void) \
+	{ \
+		rc_shca1_guard(); \
+	}
+
+#endif /* __KSELFTEST_HARNESS_H */
 
 #endif
