@@ -101,6 +101,14 @@ SHCA_COUNTER(engine_yields, "Times the engine thread yielded its CPU with the fl
 #define SHCA_IDLE_MAX_SHIFT	4	/* up to 16 x engine_idle_us */
 #define SHCA_MOVE_INTERVAL_NS	NSEC_PER_MSEC	/* at most one move per ms */
 #define SHCA_BACKOFF_RESET_NS	NSEC_PER_MSEC	/* polled this long: reset */
+/*
+ * The idle and contention windows count only time the thread watched: a
+ * step between two passes counts at most this much. Wall time also passes
+ * while the host keeps our vCPU stopped (the TCG VM has no steal time),
+ * and the thread must not sleep on the strength of a pause it did not see.
+ * A pass takes about a microsecond there.
+ */
+#define SHCA_WATCH_STEP_NS	(20 * NSEC_PER_USEC)
 
 DEFINE_SRCU(shca_engine_srcu);
 
@@ -630,23 +638,24 @@ static void shca_engine_yield(struct shca_exec_ctx *ctx)
 static int shca_engine_thread(void *data)
 {
 	struct shca_exec_ctx *ctx = data;
-	s64 last_work, now, contended_since = 0;
+	s64 prev, now, step, idle = 0, contended = -1;
 	struct shca_scan scan;
 	bool progress;
 
 	/* The thread's own timing: local_clock(), cheap on every machine. */
-	last_work = local_clock();
+	prev = local_clock();
 	while (!kthread_should_stop()) {
 		if (atomic_xchg(&shca_eng.kick, 0))
 			shca_engine_set_need_wakeup(false);
 		progress = shca_engine_pass(ctx, &scan);
 		now = local_clock();
-		if (progress)
-			last_work = now;
+		step = clamp_t(s64, now - prev, 0, SHCA_WATCH_STEP_NS);
+		prev = now;
+		idle = progress ? 0 : idle + step;
 
-		if (!READ_ONCE(engine_poll) || now - last_work >
-		    ((s64)READ_ONCE(engine_idle_us) * NSEC_PER_USEC <<
-		     shca_eng.idle_shift)) {
+		if (!READ_ONCE(engine_poll) ||
+		    idle > ((s64)READ_ONCE(engine_idle_us) * NSEC_PER_USEC <<
+			    shca_eng.idle_shift)) {
 			shca_engine_sleep(ctx, SHCA_ENG_IDLE);
 			goto slept;
 		}
@@ -656,25 +665,26 @@ static int shca_engine_thread(void *data)
 			continue;
 		}
 		if (!single_task_running()) {
-			if (!contended_since) {
-				if (!shca_engine_move(now))
-					contended_since = now;
-			} else if (now - contended_since >
-				   (s64)READ_ONCE(engine_yield_us) *
-				   NSEC_PER_USEC) {
+			if (contended >= 0)
+				contended += step;
+			else if (!shca_engine_move(now))
+				contended = 0;
+			if (contended > (s64)READ_ONCE(engine_yield_us) *
+					NSEC_PER_USEC) {
 				shca_engine_sleep(ctx, SHCA_ENG_BACKOFF);
 				goto slept;
 			}
 		} else {
-			contended_since = 0;
+			contended = -1;
 		}
 		/* A quiescent state for RCU-tasks; reschedules nothing here. */
 		cond_resched_tasks_rcu_qs();
 		continue;
 slept:
-		last_work = local_clock();
-		contended_since = 0;
-		shca_eng.moved_at = last_work - SHCA_MOVE_INTERVAL_NS;
+		prev = local_clock();
+		idle = 0;
+		contended = -1;
+		shca_eng.moved_at = prev - SHCA_MOVE_INTERVAL_NS;
 	}
 	return 0;
 }
