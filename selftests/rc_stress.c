@@ -429,10 +429,7 @@ FIXTURE_VARIANT(stress) {
 FIXTURE_VARIANT_ADD(stress, same_dev) { .cross = 0 };
 FIXTURE_VARIANT_ADD(stress, cross_dev) { .cross = 1 };
 
-static void __attribute__((constructor)) guard(void)
-{
-	rc_shca1_guard();
-}
+RC_SHCA1_GUARD()
 
 static int dmesg_bad_lines(void)
 {

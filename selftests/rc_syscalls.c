@@ -299,10 +299,7 @@ FIXTURE_VARIANT(db) {
 FIXTURE_VARIANT_ADD(db, same_ctx) { .topo = RC_SAME_CTX };
 FIXTURE_VARIANT_ADD(db, cross_dev) { .topo = RC_CROSS_DEV };
 
-static void __attribute__((constructor)) guard(void)
-{
-	rc_shca1_guard();
-}
+RC_SHCA1_GUARD()
 
 FIXTURE_SETUP(db)
 {

@@ -185,10 +185,7 @@ FIXTURE_VARIANT(thr) {
 FIXTURE_VARIANT_ADD(thr, same_ctx) { .topo = RC_SAME_CTX };
 FIXTURE_VARIANT_ADD(thr, cross_dev) { .topo = RC_CROSS_DEV };
 
-static void __attribute__((constructor)) guard(void)
-{
-	rc_shca1_guard();
-}
+RC_SHCA1_GUARD()
 
 FIXTURE_SETUP(thr)
 {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "rc.h"
 #include "rdmanl.h"
 #include "util.h"
 #include "verbs_util.h"
@@ -135,29 +136,6 @@ TEST(query_port_follows_netdev)
 	EXPECT_EQ(0, ibv_close_device(ctx));
 }
 
-/* Index of the RoCEv2 GID for IPv4 @ip on shca0 port 1, or -1. */
-static int find_v4_gid(struct ibv_context *ctx, const char *ip)
-{
-	struct ibv_port_attr pa;
-	union ibv_gid want = {};
-
-	want.raw[10] = 0xff;
-	want.raw[11] = 0xff;
-	inet_pton(AF_INET, ip, &want.raw[12]);
-	if (ibv_query_port(ctx, 1, &pa))
-		return -1;
-	for (int i = 0; i < pa.gid_tbl_len; i++) {
-		struct ibv_gid_entry e;
-
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
-			continue;
-		if (!memcmp(&e.gid, &want, sizeof(want)) &&
-		    e.gid_type == IBV_GID_TYPE_ROCE_V2)
-			return i;
-	}
-	return -1;
-}
-
 struct gid_wait {
 	struct ibv_context *ctx;
 	const char *ip;
@@ -168,7 +146,7 @@ static int gid_state_is(void *arg)
 {
 	struct gid_wait *w = arg;
 
-	return (find_v4_gid(w->ctx, w->ip) >= 0) == w->present;
+	return (rc_find_gid(w->ctx, w->ip) >= 0) == w->present;
 }
 
 TEST(roce_v2_gids_follow_ip_addresses)
@@ -180,7 +158,7 @@ TEST(roce_v2_gids_follow_ip_addresses)
 
 	ASSERT_NE(NULL, ctx);
 	w.ctx = ctx;
-	idx = find_v4_gid(ctx, "198.18.0.1");
+	idx = rc_find_gid(ctx, "198.18.0.1");
 	ASSERT_LE(0, idx);
 	ASSERT_EQ(0, ibv_query_gid(ctx, 1, idx, &gid));
 	EXPECT_EQ(0xff, gid.raw[11]);
