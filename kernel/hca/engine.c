@@ -710,6 +710,25 @@ static void shca_ctx_put(struct shca_engine_hca *eh, struct shca_exec_ctx *ctx)
 		kfree(ctx);
 }
 
+/*
+ * Is the thread runnable (woken, waiting for a CPU or running)? A kicked
+ * thread that is still asleep did not honour the kick: its calls count as
+ * idle ones, not as waiting for the scheduler. Statistics only.
+ */
+static bool shca_engine_runnable(void)
+{
+	struct task_struct *task;
+	unsigned int state = TASK_INTERRUPTIBLE;
+
+	rcu_read_lock();
+	task = READ_ONCE(shca_eng.task);
+	if (task)
+		state = READ_ONCE(task->__state);
+	rcu_read_unlock();
+	/* TASK_WAKING: queued to a remote CPU's wake list, not yet enqueued. */
+	return state == TASK_RUNNING || state == TASK_WAKING;
+}
+
 void shca_hca_wake(struct shca_hca *hca)
 {
 	struct shca_engine_hca *eh = hca->eng;
@@ -721,7 +740,7 @@ void shca_hca_wake(struct shca_hca *hca)
 	engine_wakeups++;
 	switch (READ_ONCE(shca_eng.state)) {
 	case SHCA_ENG_IDLE:
-		if (atomic_read(&shca_eng.kick))
+		if (atomic_read(&shca_eng.kick) && shca_engine_runnable())
 			engine_wakeups_waking++;
 		else
 			engine_wakeups_idle++;
