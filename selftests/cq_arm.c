@@ -3,8 +3,9 @@
  * CQ arming and completion events (issue 4 item 4, seed §5.3):
  * - no event without an arm; an arm fires once, on the next CQE, and again
  *   only after ibv_get_cq_event + a new arm (arm_sn);
- * - an arm that finds unconsumed CQEs fires at once, one that finds the
- *   CQ drained does not;
+ * - an arm that finds unconsumed CQEs no event announced yet fires at
+ *   once; one that finds the CQ drained, or only CQEs the last event
+ *   announced (event, ack, re-arm, then poll), does not;
  * - a solicited-only arm ignores plain CQEs and fires on a solicited or an
  *   error CQE, including one already waiting when it arms;
  * - arming an empty CQ makes no system call, whatever the engine is doing
@@ -279,17 +280,80 @@ TEST_F(arm, solicited_only_arm_with_waiting_cqes)
 	ASSERT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
 	ASSERT_EQ(0, ibv_req_notify_cq(B->rcq, 1));
 	EXPECT_EQ(0, event_within(B->ch, QUIET_MS));
-	/* A solicited one waiting behind it (arm before it): fires. */
+	/* A solicited one behind it (the arm was first): fires. */
 	ASSERT_EQ(0, send_to(&self->p, A, B, 2, IBV_SEND_SOLICITED))
 		TH_LOG("%s", rc_err);
 	ASSERT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
 	EXPECT_EQ(B->rcq, next_cq_event(B->ch, EV_MS)) TH_LOG("%s", rc_err);
-	/* Both still unconsumed; a new arm (new arm_sn) fires at once. */
+	/* Both unconsumed, both announced by that event: a new arm waits. */
 	ASSERT_EQ(0, ibv_req_notify_cq(B->rcq, 1));
-	EXPECT_EQ(B->rcq, next_cq_event(B->ch, EV_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(0, event_within(B->ch, QUIET_MS));
 	ASSERT_EQ(2, rc_poll(B->rcq, wc, 2, EV_MS)) TH_LOG("%s", rc_err);
 	EXPECT_EQ(1, wc[0].wr_id);
 	EXPECT_EQ(2, wc[1].wr_id);
+	/* The next solicited CQE fires that arm... */
+	ASSERT_EQ(0, send_to(&self->p, A, B, 3, IBV_SEND_SOLICITED))
+		TH_LOG("%s", rc_err);
+	ASSERT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(B->rcq, next_cq_event(B->ch, EV_MS)) TH_LOG("%s", rc_err);
+	/* ...one arriving unarmed is unannounced: the next arm fires at once. */
+	ASSERT_EQ(0, send_to(&self->p, A, B, 4, IBV_SEND_SOLICITED))
+		TH_LOG("%s", rc_err);
+	ASSERT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(0, event_within(B->ch, QUIET_MS));
+	ASSERT_EQ(0, ibv_req_notify_cq(B->rcq, 1));
+	EXPECT_EQ(B->rcq, next_cq_event(B->ch, EV_MS)) TH_LOG("%s", rc_err);
+	ASSERT_EQ(2, rc_poll(B->rcq, wc, 2, EV_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(3, wc[0].wr_id);
+	EXPECT_EQ(4, wc[1].wr_id);
+}
+
+/*
+ * The loop of ibv_get_cq_event(3) and perftest: event, ack, re-arm, then
+ * poll. The CQE that woke it was announced: the re-arm does not fire for
+ * it (perftest -e posts the next WR only after one poll per event).
+ */
+TEST_F(arm, rearm_before_poll_gets_no_second_event)
+{
+	for (int i = 0; i < 20; i++) {
+		ASSERT_EQ(0, ibv_req_notify_cq(A->scq, 0));
+		ASSERT_EQ(0, write_8(&self->p, A, i)) TH_LOG("%s", rc_err);
+		ASSERT_EQ(A->scq, next_cq_event(A->ch, EV_MS))
+			TH_LOG("round %d: %s", i, rc_err);
+		ASSERT_EQ(0, ibv_req_notify_cq(A->scq, 0));
+		EXPECT_EQ(0, event_within(A->ch, 20)) TH_LOG("round %d", i);
+		ASSERT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
+		/* The arm is live: the next CQE fires it (next round's arm
+		 * is then the same arm_sn... so take the event here). */
+		ASSERT_EQ(0, write_8(&self->p, A, 100 + i)) TH_LOG("%s", rc_err);
+		ASSERT_EQ(A->scq, next_cq_event(A->ch, EV_MS))
+			TH_LOG("round %d: %s", i, rc_err);
+		ASSERT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
+	}
+}
+
+/*
+ * No lost wake-up in that loop: a CQE written after the event (while
+ * nothing was armed) makes the re-arm fire at once.
+ */
+TEST_F(arm, cqe_between_event_and_rearm_fires_at_once)
+{
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	ASSERT_EQ(0, ibv_req_notify_cq(A->scq, 0));
+	ASSERT_EQ(0, write_8(&self->p, A, 1)) TH_LOG("%s", rc_err);
+	/* Wait for the event without taking it, then a second CQE. */
+	ASSERT_EQ(1, poll(&(struct pollfd){ .fd = A->ch->fd,
+					    .events = POLLIN }, 1, EV_MS));
+	ASSERT_EQ(0, write_8(&self->p, A, 2)) TH_LOG("%s", rc_err);
+	usleep(50000);
+	ASSERT_EQ(0, ibv_get_cq_event(A->ch, &cq, &cq_ctx));
+	ibv_ack_cq_events(cq, 1);
+	EXPECT_EQ(0, event_within(A->ch, QUIET_MS));
+	ASSERT_EQ(0, ibv_req_notify_cq(A->scq, 0));
+	EXPECT_EQ(A->scq, next_cq_event(A->ch, EV_MS)) TH_LOG("%s", rc_err);
+	ASSERT_EQ(2, drain(A->scq, 2)) TH_LOG("%s", rc_err);
 }
 
 /* An error CQE satisfies a solicited-only arm. */

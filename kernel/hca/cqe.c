@@ -74,32 +74,41 @@ void shca_cqe_init_err(struct softhca_cqe *cqe, u8 cqe_opcode, u32 qpn,
 
 /*
  * Is the arm word @arm due now, given the CQEs written so far? Under
- * cq->lock. An arm covers the CQEs from its consumer index on: it fires when
- * one of them exists (REQ_NOT) or one of them is solicited or an error
- * (REQ_NOT_SOL), once per arm_sn. The word is the provider's: any value is
- * only compared, so garbage gives at worst a spurious or a missing event for
- * that CQ.
+ * cq->lock. An arm covers the CQEs from its consumer index on that no
+ * earlier event announced (those before ev_pi): it fires when one of them
+ * exists (REQ_NOT) or one of them is solicited or an error (REQ_NOT_SOL),
+ * once per arm_sn. So an arm that finds unconsumed CQEs nobody was told of
+ * fires at once (no lost wake-up), while the usual "event, ack, re-arm,
+ * then poll" loop gets no second event for the CQE that woke it.
+ * The word is the provider's: any value is only compared, so garbage gives
+ * at worst a spurious or a missing event for that CQ.
  */
 static bool shca_cq_arm_due(struct shca_hca_cq *cq, u32 arm)
 {
 	u32 cmd = arm & SOFTHCA_CQ_DB_CMD_MASK;
 	u8 sn = (arm >> SOFTHCA_CQ_DB_SN_SHIFT) & SOFTHCA_CQ_DB_SN_MASK;
-	u32 pending, ci = arm & SOFTHCA_CQ_DB_CI_MASK;
+	u32 ci = arm & SOFTHCA_CQ_DB_CI_MASK;
+	u32 unconsumed, pending;
 
 	if (cmd != SOFTHCA_CQ_DB_REQ_NOT && cmd != SOFTHCA_CQ_DB_REQ_NOT_SOL)
 		return false;
 	if (cq->fired && cq->fired_sn == sn)
 		return false;
-	pending = (cq->pi - ci) & SOFTHCA_CQ_DB_CI_MASK;
-	if (!pending || pending > (1U << cq->log_size))
+	unconsumed = (cq->pi - ci) & SOFTHCA_CQ_DB_CI_MASK;
+	if (unconsumed > (1U << cq->log_size))
 		return false;
-	/* The last solicited/error CQE is at sol_pi - 1: at or after ci? */
+	/* Of those, the ones written since the last event (full counters). */
+	pending = min(unconsumed, cq->pi - cq->ev_pi);
+	if (!pending)
+		return false;
+	/* The last solicited/error CQE is at sol_pi - 1: among them? */
 	if (cmd == SOFTHCA_CQ_DB_REQ_NOT_SOL &&
 	    !(cq->sol_seen &&
 	      ((cq->pi - cq->sol_pi) & SOFTHCA_CQ_DB_CI_MASK) < pending))
 		return false;
 	cq->fired = true;
 	cq->fired_sn = sn;
+	cq->ev_pi = cq->pi;
 	return true;
 }
 

@@ -111,6 +111,7 @@ struct shca_hca_cq {
 	bool overrun;			/* in error: no more CQEs */
 	bool fired;			/* an event was raised for fired_sn */
 	u8 fired_sn;			/* arm_sn of the arm that last fired */
+	u32 ev_pi;			/* pi when the last event was raised (0) */
 	bool sol_seen;			/* sol_pi is valid */
 	u32 sol_pi;			/* pi after the last solicited/error CQE */
 	__be32 arm_seen;		/* the arm word last evaluated (lockless hint) */
