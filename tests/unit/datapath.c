@@ -805,13 +805,25 @@ static void arm_doorbells(void)
 		 0x0000000300000007ull);
 	CHECK_EQ(f->cq_dbr.set_ci, 0);		/* arming consumes nothing */
 	CHECK_EQ(wake_calls, 0);
-	/* two events later, solicited only, the engine asleep */
+	/*
+	 * Two events later, solicited only, the engine asleep: an empty CQ
+	 * needs nobody to look now (the next CQE is checked against the arm
+	 * when it is written), so no call...
+	 */
 	softhca_cq_event(cq);
 	softhca_cq_event(cq);
 	f->engine->flags = SOFTHCA_ENGINE_NEED_WAKEUP;
 	CHECK_EQ(softhca_req_notify_cq(cq, 1), 0);
 	CHECK_EQ(be32toh(f->cq_dbr.arm), 0x21000003);
 	CHECK_BYTES(uar(f, SOFTHCA_UAR_CQ_DB_OFFSET), want_uar, 8);
+	CHECK_EQ(wake_calls, 0);
+	/* ...but a CQE already waiting at ci needs the engine: one call. */
+	put_cqe(f, 0x1000003, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_SEND, 1, 0);
+	CHECK_EQ(softhca_req_notify_cq(cq, 1), 0);
+	CHECK_EQ(wake_calls, 1);
+	/* Polling engine: never a call. */
+	f->engine->flags = 0;
+	CHECK_EQ(softhca_req_notify_cq(cq, 1), 0);
 	CHECK_EQ(wake_calls, 1);
 	/* arm_sn wraps on 2 bits */
 	softhca_cq_event(cq);
