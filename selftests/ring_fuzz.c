@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <rdma/ib_user_ioctl_cmds.h>
@@ -34,6 +33,7 @@
 
 #include "kselftest_harness.h"
 #include "rc.h"
+#include "rng.h"
 #include "softhca.h"		/* the provider's queue pointers (white box) */
 #include "util.h"
 #include "verbs_util.h"
@@ -43,30 +43,6 @@
 #define PATTERN_SEED	0x5eed
 
 enum fuzz_mode { FUZZ_RANDOM, FUZZ_SHAPED, FUZZ_RACING, FUZZ_MODES };
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	/* xorshift64*: reproducible from the printed seed. */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
-
-static uint32_t rnd_below(uint32_t n)
-{
-	return n ? (uint32_t)(rnd() % n) : 0;
-}
-
-static void rnd_fill(void *p, size_t len)
-{
-	uint8_t *b = p;
-
-	for (size_t i = 0; i < len; i++)
-		b[i] = (uint8_t)rnd();
-}
 
 /* One end's fuzzing targets. */
 struct target {
@@ -378,14 +354,8 @@ static void __attribute__((constructor)) guard(void)
 
 FIXTURE_SETUP(fuzz)
 {
-	const char *seed = getenv("SOFTHCA_FUZZ_SEED");
-
-	rng_state = seed ? strtoull(seed, NULL, 0) :
-		    (uint64_t)time(NULL) * 2654435761u + getpid();
-	if (!rng_state)
-		rng_state = 1;
 	TH_LOG("seed %#llx (SOFTHCA_FUZZ_SEED to replay)",
-	       (unsigned long long)rng_state);
+	       (unsigned long long)rnd_seed());
 	res_snapshot(self->res0);
 }
 

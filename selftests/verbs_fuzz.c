@@ -23,30 +23,15 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "rc.h"
+#include "rng.h"
 #include "verbs_util.h"
 
 #define NOBJ		8
 #define BUF_SIZE	(1 << 20)
-
-static uint64_t rng;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545f4914f6cdd1dull;
-}
-
-static uint32_t rnd_below(uint32_t n)
-{
-	return n ? (uint32_t)(rnd() % n) : 0;
-}
 
 /* Mostly small, sometimes any value: where the edge cases are. */
 static int rnd_count(void)
@@ -62,14 +47,8 @@ static int rnd_count(void)
 
 static void seed_rng(struct __test_metadata *_metadata)
 {
-	const char *s = getenv("SOFTHCA_FUZZ_SEED");
-
-	rng = s ? strtoull(s, NULL, 0) :
-	      (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid() << 32;
-	if (!rng)
-		rng = 1;
 	TH_LOG("seed %#llx (SOFTHCA_FUZZ_SEED to replay)",
-	       (unsigned long long)rng);
+	       (unsigned long long)rnd_seed());
 }
 
 static bool errno_in(int err, const int *set)
@@ -727,7 +706,7 @@ TEST_F_TIMEOUT(fz, killed_at_random_moments, 1800)
 		pid = fork();
 		ASSERT_LE(0, pid);
 		if (!pid) {
-			rng ^= (uint64_t)getpid() << 20;
+			rnd_mix((uint64_t)getpid() << 20);
 			busy_child();
 		}
 		usleep(delay_us);
