@@ -29,20 +29,20 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	u32 cnt, i;
 	int err;
 
-	/* User CQs only: the kernel verbs (poll_cq...) are not provided. */
-	if (!udata)
-		return -EOPNOTSUPP;
 	if (attr->flags)
 		return -EOPNOTSUPP;
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
 	if (attr->cqe > sdev->caps.max_cqe)
 		return -EINVAL;
-	err = shca_udata_req(udata, &req, sizeof(req));
-	if (err)
-		return err;
-	if ((req.comp_mask & ~SHCA_CQ_REQ_MASK) || req.reserved)
-		return -EINVAL;
+	/* A kernel CQ (udata NULL): polled through kverbs.c, never mapped. */
+	if (udata) {
+		err = shca_udata_req(udata, &req, sizeof(req));
+		if (err)
+			return err;
+		if ((req.comp_mask & ~SHCA_CQ_REQ_MASK) || req.reserved)
+			return -EINVAL;
+	}
 
 	/*
 	 * As mlx5: a power of two with room for cqe + 1 entries, so that a
@@ -74,6 +74,14 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 				  attr->comp_vector);
 	if (err)
 		goto err_cq_cmd;
+
+	if (!udata) {
+		err = shca_kcq_create(sdev, cq, cnt);
+		if (err)
+			goto err_cq;
+		ibcq->cqe = cnt - 1;
+		return 0;
+	}
 
 	resp.cqn = cq->cqn;
 	resp.cqe_cnt = cnt;
@@ -108,6 +116,8 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 			      NULL, 0));
 	/* Issue 4: waits for EQ handlers, tasklets, event work (eq.h). */
 	shca_cq_ev_unregister(sdev, &cq->ev);
+	if (cq->k)
+		shca_kcq_destroy(cq);
 	shca_queue_free(cq->queue);
 	return 0;
 }

@@ -43,8 +43,12 @@ static int shca_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_SYS_IMAGE_GUID;
 	if (caps->flags & SHCA_CAP_RNR_NAK_GEN)
 		attr->device_cap_flags |= IB_DEVICE_RC_RNR_NAK_GEN;
-	/* `rdma link del` may remove the device. */
-	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	/*
+	 * `rdma link del` may remove the device. LOCAL_DMA_LKEY: kernel QPs
+	 * reach kernel memory through the reserved lkey (kverbs.c), so
+	 * ib_alloc_pd() needs no get_dma_mr.
+	 */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
 	attr->max_send_sge = caps->max_send_sge;
 	attr->max_recv_sge = caps->max_recv_sge;
 	attr->max_sge_rd = caps->max_sge_rd;
@@ -190,11 +194,15 @@ static const struct ib_device_ops shca_dev_ops = {
 	.mmap = shca_mmap,
 	.mmap_free = shca_mmap_free,
 	.modify_qp = shca_modify_qp,
+	.poll_cq = shca_poll_cq,
+	.post_recv = shca_post_recv,
+	.post_send = shca_post_send,
 	.query_device = shca_query_device,
 	.query_pkey = shca_query_pkey,
 	.query_port = shca_query_port,
 	.query_qp = shca_query_qp,
 	.reg_user_mr = shca_reg_user_mr,
+	.req_notify_cq = shca_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, shca_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
@@ -282,6 +290,7 @@ struct shca_dev *shca_dev_alloc(struct net_device *ndev,
 	strscpy(ibdev->node_desc, "softhca", sizeof(ibdev->node_desc));
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
+	ibdev->local_dma_lkey = SHCA_RESERVED_LKEY;
 	ibdev->num_comp_vectors = clamp(min(num_online_cpus(),
 					    shca_max_comp_vectors),
 					1U, sdev->caps.max_comp_eqs);

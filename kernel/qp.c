@@ -169,18 +169,21 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	bool sig;
 	int err;
 
-	/* User QPs only: the kernel verbs (post_send...) are not provided. */
-	if (!udata)
-		return -EOPNOTSUPP;
 	err = shca_qp_check_init_attr(init_attr);
 	if (err)
 		return err;
-	err = shca_udata_req(udata, &req, sizeof(req));
-	if (err)
-		return err;
-	if ((req.comp_mask & ~SHCA_QP_REQ_MASK) ||
-	    (req.flags & ~SHCA_QP_REQ_FLAGS))
+	if (udata) {
+		err = shca_udata_req(udata, &req, sizeof(req));
+		if (err)
+			return err;
+		if ((req.comp_mask & ~SHCA_QP_REQ_MASK) ||
+		    (req.flags & ~SHCA_QP_REQ_FLAGS))
+			return -EINVAL;
+	} else if (!to_shca_cq(init_attr->send_cq)->k ||
+		   !to_shca_cq(init_attr->recv_cq)->k) {
+		/* A kernel QP completes on kernel CQs (kverbs.c polls). */
 		return -EINVAL;
+	}
 	sig = req.flags & SOFTHCA_QP_FLAG_SIGNATURE;
 
 	cap = init_attr->cap;
@@ -199,6 +202,9 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		in.flags |= SHCA_QP_SIGNATURE;
 	if (init_attr->sq_sig_type == IB_SIGNAL_ALL_WR)
 		in.flags |= SHCA_QP_SQ_SIG_ALL;
+	/* Kernel QPs may use the reserved lkey (local_dma_lkey). */
+	if (!udata)
+		in.flags |= SHCA_QP_RLKEY;
 	in.sq_buf = qp->queue->buf + l.sq_offset;
 	in.sq_wqebb_cnt = l.sq_wqebb_cnt;
 	in.rq_buf = l.rq_wqe_cnt ? qp->queue->buf + l.rq_offset : NULL;
@@ -221,6 +227,19 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	err = shca_qp_ev_register(sdev, &qp->ev, ibqp, qp->qpn);
 	if (err)
 		goto err_qp_cmd;
+
+	if (!udata) {
+		err = shca_kqp_create(qp, qp->queue->buf + l.rq_offset,
+				      l.rq_wqe_cnt, l.rq_wqe_shift,
+				      l.rq_max_gs, qp->queue->buf + l.sq_offset,
+				      l.sq_wqebb_cnt, l.sq_max_post,
+				      cap.max_send_sge, cap.max_inline_data,
+				      in.dbr);
+		if (err)
+			goto err_qp;
+		init_attr->cap = cap;
+		return 0;
+	}
 
 	resp.flags = req.flags;
 	resp.sq_wqebb_cnt = l.sq_wqebb_cnt;
@@ -261,6 +280,8 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	shca_qp_destroy_cmd(sdev, qp->qpn);
 	/* Issue 4: waits for EQ handlers and event work (eq.h). */
 	shca_qp_ev_unregister(sdev, &qp->ev);
+	if (qp->k)
+		shca_kqp_destroy(qp);
 	shca_queue_free(qp->queue);
 	mutex_destroy(&qp->mutex);
 	return 0;
@@ -493,6 +514,9 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		err = -EINVAL;
 	if (!err && (attr_mask & IB_QP_EN_SQD_ASYNC_NOTIFY))
 		qp->sqd_notify = attr->en_sqd_async_notify;
+	if (!err && qp->k && (attr_mask & IB_QP_STATE) &&
+	    attr->qp_state == IB_QPS_RESET)
+		shca_kqp_reset(qp);
 	mutex_unlock(&qp->mutex);
 	return err;
 }

@@ -9,6 +9,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -66,15 +67,54 @@ struct shca_mmap_entry {
 	size_t size;		/* QUEUE: bytes, a multiple of PAGE_SIZE */
 };
 
+/* A kernel CQ's consumer side (kverbs.c); NULL for a user CQ. */
+struct shca_kcq {
+	spinlock_t lock;		/* poll_cq, req_notify_cq, QP list */
+	struct softhca_cqe *ring;
+	struct softhca_cq_dbr *dbr;
+	u32 cqe_cnt;			/* power of two */
+	u32 cons_index;			/* free running; set_ci = low 24 bits */
+	atomic_t arm_sn;		/* + 1 per completion event delivered */
+	struct xarray qps;		/* QPN -> kernel QP completing here */
+	struct shca_qp *last_qp;	/* lookup cache, under lock */
+};
+
 struct shca_cq {
 	struct ib_cq ibcq;
 	u32 cqn;
 	struct shca_mmap_entry *queue;	/* ring + DBR */
 	struct shca_cq_ev ev;		/* EQ side (eq.h) */
+	struct shca_kcq *k;		/* kernel CQ (udata NULL), else NULL */
+};
+
+/* One work queue of a kernel QP (kverbs.c). */
+struct shca_kwq {
+	spinlock_t lock;		/* post_send / post_recv */
+	void *buf;
+	u32 cnt;			/* SQ: WQEBBs; RQ: WQEs (power of two) */
+	u32 max_post;			/* WRs outstanding at most */
+	u32 head;			/* WRs posted */
+	u32 tail;			/* WRs retired (poll_cq, CQ lock) */
+	u32 cur_post;			/* SQ: WQEBBs posted (the doorbell) */
+	u32 stride_shift;		/* RQ: log2 of the WQE stride */
+	u32 max_gs;			/* SGEs per WQE */
+	u64 *wrid;			/* per slot: wr_id */
+	u32 *wqe_head;			/* SQ, per slot: head after the WR */
+};
+
+/* A kernel QP's verbs side (kverbs.c); NULL for a user QP. */
+struct shca_kqp {
+	struct shca_kwq sq;
+	struct shca_kwq rq;
+	struct softhca_qp_dbr *dbr;
+	u32 max_inline;
+	struct list_head scq_node;	/* on send_cq->k->qps */
+	struct list_head rcq_node;	/* on recv_cq->k->qps */
 };
 
 struct shca_qp {
 	struct ib_qp ibqp;
+	struct shca_kqp *k;		/* kernel QP (udata NULL), else NULL */
 	u32 qpn;
 	struct mutex mutex;		/* serialises modify_qp and query_qp */
 	struct ib_qp_cap cap;		/* granted at creation */
@@ -195,6 +235,22 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		  int attr_mask, struct ib_qp_init_attr *init_attr);
 int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+
+/* kverbs.c: the kernel verbs of kernel CQs and QPs */
+int shca_kcq_create(struct shca_dev *sdev, struct shca_cq *cq, u32 cnt);
+void shca_kcq_destroy(struct shca_cq *cq);
+int shca_kqp_create(struct shca_qp *qp, void *rq_buf, u32 rq_wqe_cnt,
+		    u32 rq_wqe_shift, u32 rq_max_gs, void *sq_buf,
+		    u32 sq_wqebb_cnt, u32 sq_max_post, u32 max_send_sge,
+		    u32 max_inline, struct softhca_qp_dbr *dbr);
+void shca_kqp_destroy(struct shca_qp *qp);
+void shca_kqp_reset(struct shca_qp *qp);
+int shca_poll_cq(struct ib_cq *ibcq, int ne, struct ib_wc *wc);
+int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
+int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr);
 
 /* debugfs.c */
 void shca_debugfs_init(void);

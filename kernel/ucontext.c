@@ -81,6 +81,9 @@ struct shca_mmap_entry *shca_queue_alloc(struct ib_udata *udata, size_t size)
 	}
 	entry->type = SHCA_MMAP_QUEUE;
 	entry->size = size;
+	/* A kernel object's queue is never mapped: no entry, no ucontext. */
+	if (!udata)
+		return entry;
 	err = rdma_user_mmap_entry_insert(&uctx->ibucontext, &entry->rdma_entry,
 					  size);
 	if (err) {
@@ -93,6 +96,12 @@ struct shca_mmap_entry *shca_queue_alloc(struct ib_udata *udata, size_t size)
 
 void shca_queue_free(struct shca_mmap_entry *queue)
 {
+	if (!queue->rdma_entry.ucontext) {
+		/* A kernel object's: no mapping can exist. */
+		vfree(queue->buf);
+		kfree(queue);
+		return;
+	}
 	rdma_user_mmap_entry_remove(&queue->rdma_entry);
 }
 

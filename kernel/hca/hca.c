@@ -15,6 +15,7 @@
 #include <linux/xarray.h>
 #include <rdma/softhca-queue.h>
 
+#include "engine.h"
 #include "model.h"
 
 /*
@@ -291,4 +292,18 @@ unsigned long shca_hca_engine_pfn(struct shca_hca *hca)
 bool shca_hca_pd_valid(struct shca_hca *hca, u32 pdn)
 {
 	return pdn && xa_load(&hca->pds, pdn);
+}
+
+void shca_hca_kick(struct shca_hca *hca)
+{
+	struct softhca_engine_page *page = page_address(hca->engine_page);
+
+	/*
+	 * The caller's doorbell record before the flag; pairs with the
+	 * engine's barrier between setting NEED_WAKEUP and its last look at
+	 * every doorbell (as the provider does, user/engine.c).
+	 */
+	smp_mb();
+	if (READ_ONCE(page->flags) & SOFTHCA_ENGINE_NEED_WAKEUP)
+		shca_engine_kick();
 }

@@ -116,6 +116,14 @@ struct shca_cmd_free_uar_in {
 #define SHCA_ACCESS_LOCAL_READ		BIT(4)	/* implied for every MKey */
 
 /*
+ * The reserved lkey (mlx5's reserved lkey): local access to kernel virtual
+ * addresses (the direct map: what ib_dma_map_*() returns without a DMA
+ * device), in any PD, from QPs created with SHCA_QP_RLKEY only, never as
+ * an rkey. No MKey has this number (variant bytes are never 0).
+ */
+#define SHCA_RESERVED_LKEY		0
+
+/*
  * CREATE_MKEY: memory the driver pinned. The model keeps @pages (it does not
  * copy the array) until DESTROY_MKEY returns; DESTROY_MKEY waits for every
  * engine access in flight to end.
@@ -166,6 +174,7 @@ enum shca_qp_state {
 
 #define SHCA_QP_SIGNATURE		BIT(0)	/* check WQE signatures */
 #define SHCA_QP_SQ_SIG_ALL		BIT(1)	/* every WQE signaled */
+#define SHCA_QP_RLKEY			BIT(2)	/* kernel QP: reserved lkey ok */
 
 struct shca_cmd_create_qp_in {
 	u32 pdn;
@@ -302,6 +311,13 @@ unsigned long shca_hca_engine_pfn(struct shca_hca *hca);
  * stream back to the engine thread. May sleep briefly (process context).
  */
 void shca_hca_wake(struct shca_hca *hca);
+
+/*
+ * The kernel's doorbell (kernel QPs and CQs): after storing a doorbell
+ * record, a full barrier and, if the engine sleeps (NEED_WAKEUP), wake its
+ * thread. Any context (no sleeping): the work runs in the engine thread.
+ */
+void shca_hca_kick(struct shca_hca *hca);
 
 /* ==== Event queues and interrupt vectors (issue 4; kernel/hca/eq.c) ==== */
 

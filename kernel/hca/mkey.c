@@ -127,12 +127,40 @@ int shca_cmd_destroy_mkey(struct shca_hca *hca,
 	return 0;
 }
 
+/*
+ * The reserved lkey: no pages, no PD, local rights; its reference count
+ * starts at 1 and never drops to 0 (it is never destroyed).
+ */
+static struct shca_hca_mkey shca_rlkey = {
+	.key = SHCA_RESERVED_LKEY,
+	.access = SHCA_ACCESS_LOCAL_WRITE | SHCA_ACCESS_LOCAL_READ,
+	.length = U64_MAX,
+	.users = REFCOUNT_INIT(1),
+};
+
+/* [va, va + len) of a kernel QP's SGE with the reserved lkey. */
+static struct shca_hca_mkey *shca_rlkey_get(u32 pdn, u32 access, u64 va,
+					    u64 len)
+{
+	if (!(pdn & SHCA_PDN_RLKEY) || (access & ~shca_rlkey.access))
+		return ERR_PTR(-ENOENT);
+	/* Direct-mapped kernel memory only (what ib_dma_map_*() hands out). */
+	if (len && (va + len < va ||
+		    !virt_addr_valid((void *)(uintptr_t)va) ||
+		    !virt_addr_valid((void *)(uintptr_t)(va + len - 1))))
+		return ERR_PTR(-ERANGE);
+	refcount_inc(&shca_rlkey.users);
+	return &shca_rlkey;
+}
+
 struct shca_hca_mkey *shca_mkey_get(struct shca_hca *hca, u32 key, u32 pdn,
 				    u32 access, u64 va, u64 len)
 {
 	struct shca_hca_mkey *mkey;
 	int err;
 
+	if (key == SHCA_RESERVED_LKEY)
+		return shca_rlkey_get(pdn, access, va, len);
 	rcu_read_lock();
 	mkey = xa_load(&hca->mkeys, key >> SHCA_MKEY_INDEX_SHIFT);
 	if (!mkey || READ_ONCE(mkey->key) != key ||
@@ -142,7 +170,7 @@ struct shca_hca_mkey *shca_mkey_get(struct shca_hca *hca, u32 key, u32 pdn,
 	}
 	rcu_read_unlock();
 
-	if (mkey->pdn != pdn || (access & ~mkey->access)) {
+	if (mkey->pdn != (pdn & ~SHCA_PDN_RLKEY) || (access & ~mkey->access)) {
 		err = -EACCES;
 		goto err_put;
 	}
@@ -164,33 +192,27 @@ void shca_mkey_put(struct shca_hca_mkey *mkey)
 		complete(&mkey->free);
 }
 
-/* Byte offset of @va from the start of pages[0], or false if out of range. */
-static bool shca_mkey_offset(struct shca_hca_mkey *mkey, u64 va, u64 len,
-			     u64 *off)
+/* @va + @len within @mkey (checked by shca_mkey_get() already). */
+static bool shca_mkey_covers(struct shca_hca_mkey *mkey, u64 va, u64 len)
 {
-	if (WARN_ON_ONCE(va < mkey->iova || len > mkey->length ||
-			 va - mkey->iova > mkey->length - len))
-		return false;
-	*off = va - mkey->iova + mkey->offset;
-	return true;
+	return !WARN_ON_ONCE(va < mkey->iova || len > mkey->length ||
+			     va - mkey->iova > mkey->length - len);
 }
 
 void shca_mkey_read(struct shca_hca_mkey *mkey, u64 va, void *buf, size_t len)
 {
-	u64 off;
-
-	if (!shca_mkey_offset(mkey, va, len, &off))
+	if (!shca_mkey_covers(mkey, va, len))
 		return;
 	while (len) {
-		struct page *page = mkey->pages[off >> PAGE_SHIFT];
-		size_t pgoff = off & ~PAGE_MASK;
+		size_t pgoff;
+		struct page *page = shca_mkey_page(mkey, va, &pgoff);
 		size_t n = min_t(size_t, len, PAGE_SIZE - pgoff);
 		void *p = kmap_local_page(page);
 
 		memcpy(buf, p + pgoff, n);
 		kunmap_local(p);
 		buf += n;
-		off += n;
+		va += n;
 		len -= n;
 	}
 }
@@ -198,13 +220,11 @@ void shca_mkey_read(struct shca_hca_mkey *mkey, u64 va, void *buf, size_t len)
 void shca_mkey_write(struct shca_hca_mkey *mkey, u64 va, const void *buf,
 		     size_t len)
 {
-	u64 off;
-
-	if (!shca_mkey_offset(mkey, va, len, &off))
+	if (!shca_mkey_covers(mkey, va, len))
 		return;
 	while (len) {
-		struct page *page = mkey->pages[off >> PAGE_SHIFT];
-		size_t pgoff = off & ~PAGE_MASK;
+		size_t pgoff;
+		struct page *page = shca_mkey_page(mkey, va, &pgoff);
 		size_t n = min_t(size_t, len, PAGE_SIZE - pgoff);
 		void *p = kmap_local_page(page);
 
@@ -212,7 +232,7 @@ void shca_mkey_write(struct shca_hca_mkey *mkey, u64 va, const void *buf,
 		kunmap_local(p);
 		flush_dcache_page(page);
 		buf += n;
-		off += n;
+		va += n;
 		len -= n;
 	}
 }
@@ -225,13 +245,13 @@ void shca_mkey_write(struct shca_hca_mkey *mkey, u64 va, const void *buf,
 static atomic64_t *shca_mkey_map_u64(struct shca_hca_mkey *mkey, u64 va,
 				     struct page **pagep)
 {
-	u64 off;
+	size_t pgoff;
 
 	if (WARN_ON_ONCE(va & (SOFTHCA_ATOMIC_SIZE - 1)) ||
-	    !shca_mkey_offset(mkey, va, SOFTHCA_ATOMIC_SIZE, &off))
+	    !shca_mkey_covers(mkey, va, SOFTHCA_ATOMIC_SIZE))
 		return NULL;
-	*pagep = mkey->pages[off >> PAGE_SHIFT];
-	return kmap_local_page(*pagep) + (off & ~PAGE_MASK);
+	*pagep = shca_mkey_page(mkey, va, &pgoff);
+	return kmap_local_page(*pagep) + pgoff;
 }
 
 u64 shca_mkey_atomic_cas(struct shca_hca_mkey *mkey, u64 va, u64 cmp, u64 swp)

@@ -16,6 +16,7 @@
 #include <linux/completion.h>
 #include <linux/kthread.h>
 #include <linux/list.h>
+#include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
@@ -73,11 +74,40 @@ struct shca_hca_mkey {
 };
 
 /*
+ * A QP's pdn as the engine passes it to shca_mkey_get(): the PD number,
+ * with SHCA_PDN_RLKEY for a kernel QP (SHCA_QP_RLKEY), which may use
+ * SHCA_RESERVED_LKEY for local access (PD numbers stay below this bit).
+ */
+#define SHCA_PDN_RLKEY		BIT(31)
+
+/*
+ * The page of MKey memory holding @va and @va's offset in it (@va was
+ * bounds-checked by shca_mkey_get()). An MKey maps kernel pages (PAGE_SHIFT)
+ * and @va's offset in them is offset + va - iova; the reserved lkey has no
+ * pages: @va is a kernel virtual address in the direct map.
+ */
+static inline struct page *shca_mkey_page(struct shca_hca_mkey *mkey, u64 va,
+					  size_t *pgoff)
+{
+	u64 off;
+
+	if (!mkey->pages) {
+		*pgoff = offset_in_page(va);
+		return virt_to_page((void *)(uintptr_t)va);
+	}
+	off = va - mkey->iova + mkey->offset;
+	*pgoff = off & ~PAGE_MASK;
+	return mkey->pages[off >> PAGE_SHIFT];
+}
+
+/*
  * Look up @key and check it for an access of @len bytes at @va: the key
  * (variant byte included) must exist, belong to @pdn, grant every bit of
  * @access and cover [va, va + len). Returns the MKey with a reference held,
  * or an ERR_PTR: -ENOENT (no such key: protection error), -EACCES (PD or
  * rights), -ERANGE (bounds). Callable from the engine (atomic context ok).
+ * SHCA_RESERVED_LKEY: only with SHCA_PDN_RLKEY in @pdn and local rights,
+ * for direct-mapped kernel memory; else -ENOENT / -ERANGE.
  */
 struct shca_hca_mkey *shca_mkey_get(struct shca_hca *hca, u32 key, u32 pdn,
 				    u32 access, u64 va, u64 len);

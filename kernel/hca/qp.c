@@ -15,7 +15,8 @@
 #include "model.h"
 
 #define SHCA_QPN_MIN		2
-#define SHCA_QP_FLAGS_ALL	(SHCA_QP_SIGNATURE | SHCA_QP_SQ_SIG_ALL)
+#define SHCA_QP_FLAGS_ALL	(SHCA_QP_SIGNATURE | SHCA_QP_SQ_SIG_ALL | \
+				 SHCA_QP_RLKEY)
 /* Every SHCA_QP_ATTR_* bit: PKEY_INDEX is the highest. */
 #define SHCA_QP_ATTR_ALL	((SHCA_QP_ATTR_SQD_NOTIFY << 1) - 1)
 
@@ -68,7 +69,9 @@ int shca_cmd_create_qp(struct shca_hca *hca,
 		goto err_count;
 	}
 	qp->hca = hca;
-	qp->pdn = in->pdn;
+	/* The PD number the engine checks keys against (model.h). */
+	qp->pdn = in->pdn |
+		  (in->flags & SHCA_QP_RLKEY ? SHCA_PDN_RLKEY : 0);
 	qp->sq_buf = in->sq_buf;
 	qp->sq_wqebb_cnt = in->sq_wqebb_cnt;
 	qp->rq_buf = in->rq_wqe_cnt ? in->rq_buf : NULL;

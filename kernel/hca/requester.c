@@ -274,20 +274,6 @@ void shca_sgl_put(struct shca_sgl *sgl)
 }
 
 /*
- * The page of MKey memory holding @va and the offset of @va in it. The
- * range was bounds-checked by shca_mkey_get(); an MKey maps kernel pages
- * (page_shift is PAGE_SHIFT) and @va's offset in them is offset + va - iova.
- */
-static struct page *shca_mkey_page(struct shca_hca_mkey *mkey, u64 va,
-				   size_t *pgoff)
-{
-	u64 off = va - mkey->iova + mkey->offset;
-
-	*pgoff = off & ~PAGE_MASK;
-	return mkey->pages[off >> PAGE_SHIFT];
-}
-
-/*
  * Move @len bytes from the start of @src (inline payload or MKeys) to the
  * start of @dst (MKeys): one copy, page to page. Both were sized and
  * acquired for at least @len bytes.

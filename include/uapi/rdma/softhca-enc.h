@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * softhca queue encoders shared by the provider (user/) and the kernel's
+ * own verbs (kernel/kverbs.c): pure functions of plain integers, host
+ * order; the caller stores the result big-endian where the format says so
+ * (<rdma/softhca-queue.h>). No locks, no memory access.
+ *
+ * Work completion numbers: ib_wc_status / ibv_wc_status and ib_wc_opcode /
+ * ibv_wc_opcode have the same values (IBA); each side checks that with
+ * static asserts where it converts.
+ */
+#ifndef SOFTHCA_ENC_H
+#define SOFTHCA_ENC_H
+
+#include <linux/types.h>
+#include <rdma/softhca-queue.h>
+
+/* Work completion status numbers (IB_WC_* / IBV_WC_*). */
+enum {
+	SOFTHCA_WC_SUCCESS		= 0,
+	SOFTHCA_WC_LOC_LEN_ERR		= 1,
+	SOFTHCA_WC_LOC_QP_OP_ERR	= 2,
+	SOFTHCA_WC_LOC_PROT_ERR		= 4,
+	SOFTHCA_WC_WR_FLUSH_ERR		= 5,
+	SOFTHCA_WC_MW_BIND_ERR		= 6,
+	SOFTHCA_WC_BAD_RESP_ERR		= 7,
+	SOFTHCA_WC_LOC_ACCESS_ERR	= 8,
+	SOFTHCA_WC_REM_INV_REQ_ERR	= 9,
+	SOFTHCA_WC_REM_ACCESS_ERR	= 10,
+	SOFTHCA_WC_REM_OP_ERR		= 11,
+	SOFTHCA_WC_RETRY_EXC_ERR	= 12,
+	SOFTHCA_WC_RNR_RETRY_EXC_ERR	= 13,
+	SOFTHCA_WC_REM_ABORT_ERR	= 16,
+	SOFTHCA_WC_GENERAL_ERR		= 21,
+};
+
+/* Work completion opcode numbers (IB_WC_* / IBV_WC_*). */
+enum {
+	SOFTHCA_WC_SEND			= 0,
+	SOFTHCA_WC_RDMA_WRITE		= 1,
+	SOFTHCA_WC_RDMA_READ		= 2,
+	SOFTHCA_WC_COMP_SWAP		= 3,
+	SOFTHCA_WC_FETCH_ADD		= 4,
+	SOFTHCA_WC_RECV			= 128,
+	SOFTHCA_WC_RECV_RDMA_WITH_IMM	= 129,
+};
+
+/* ctrl.opmod_idx_opcode: idx is the WQE's SQ counter (low 16 bits). */
+static inline __u32 softhca_enc_ctrl_opcode(__u8 opmod, __u16 idx, __u8 opcode)
+{
+	return (__u32)opmod << SOFTHCA_WQE_CTRL_OPMOD_SHIFT |
+	       (__u32)idx << SOFTHCA_WQE_CTRL_IDX_SHIFT | opcode;
+}
+
+/* ctrl.qpn_ds: ds counts 16-byte units, ctrl included (1..63). */
+static inline __u32 softhca_enc_ctrl_qpn_ds(__u32 qpn, __u8 ds)
+{
+	return (qpn & SOFTHCA_24BIT_MASK) << SOFTHCA_WQE_CTRL_QPN_SHIFT |
+	       (ds & SOFTHCA_WQE_CTRL_DS_MASK);
+}
+
+/* ctrl.fm_ce_se of a WR. */
+static inline __u8 softhca_enc_fm_ce_se(int signaled, int solicited, int fence)
+{
+	return (signaled ? SOFTHCA_WQE_CTRL_CQ_UPDATE : 0) |
+	       (solicited ? SOFTHCA_WQE_CTRL_SOLICITED : 0) |
+	       (fence ? SOFTHCA_FENCE_MODE_SMALL_AND_FENCE : 0);
+}
+
+/* WQEBBs a send WQE of ds 16-byte units occupies. */
+static inline __u32 softhca_enc_ds_to_wqebbs(__u32 ds)
+{
+	return (ds * SOFTHCA_DS_SIZE + SOFTHCA_SEND_WQE_BB - 1) >>
+	       SOFTHCA_SEND_WQE_SHIFT;
+}
+
+/* Owner bit of the lap of a free-running counter (ring of cnt, pow2). */
+static inline __u8 softhca_enc_owner(__u32 counter, __u32 cnt)
+{
+	return (counter & cnt) ? 1 : 0;
+}
+
+/*
+ * Has the HCA written the CQE whose op_own byte is @op_own for consumer
+ * index @ci (ring of @cnt)? Opcode not INVALID and owner bit of ci's lap.
+ */
+static inline int softhca_cqe_is_sw(__u8 op_own, __u32 ci, __u32 cnt)
+{
+	if ((op_own >> SOFTHCA_CQE_OPCODE_SHIFT) == SOFTHCA_CQE_INVALID)
+		return 0;
+	return (op_own & SOFTHCA_CQE_OWNER_MASK) == softhca_enc_owner(ci, cnt);
+}
+
+/* CQ arm word: arm_sn, solicited only or next completion, consumer index. */
+static inline __u32 softhca_enc_cq_arm(__u32 arm_sn, int solicited_only,
+				       __u32 ci)
+{
+	return (arm_sn & SOFTHCA_CQ_DB_SN_MASK) << SOFTHCA_CQ_DB_SN_SHIFT |
+	       (solicited_only ? SOFTHCA_CQ_DB_REQ_NOT_SOL :
+				 SOFTHCA_CQ_DB_REQ_NOT) |
+	       (ci & SOFTHCA_CQ_DB_CI_MASK);
+}
+
+/* The 64-bit UAR CQ doorbell (host order). */
+static inline __u64 softhca_enc_cq_doorbell(__u32 arm_word, __u32 cqn)
+{
+	return (__u64)arm_word << 32 | (cqn & SOFTHCA_24BIT_MASK);
+}
+
+/* Work completion status number of an error CQE syndrome. */
+static inline int softhca_syndrome_wc_status(__u8 syndrome)
+{
+	switch (syndrome) {
+	case SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR:
+		return SOFTHCA_WC_LOC_LEN_ERR;
+	case SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR:
+		return SOFTHCA_WC_LOC_QP_OP_ERR;
+	case SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR:
+		return SOFTHCA_WC_LOC_PROT_ERR;
+	case SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR:
+		return SOFTHCA_WC_WR_FLUSH_ERR;
+	case SOFTHCA_CQE_SYNDROME_MW_BIND_ERR:
+		return SOFTHCA_WC_MW_BIND_ERR;
+	case SOFTHCA_CQE_SYNDROME_BAD_RESP_ERR:
+		return SOFTHCA_WC_BAD_RESP_ERR;
+	case SOFTHCA_CQE_SYNDROME_LOCAL_ACCESS_ERR:
+		return SOFTHCA_WC_LOC_ACCESS_ERR;
+	case SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR:
+		return SOFTHCA_WC_REM_INV_REQ_ERR;
+	case SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR:
+		return SOFTHCA_WC_REM_ACCESS_ERR;
+	case SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR:
+		return SOFTHCA_WC_REM_OP_ERR;
+	case SOFTHCA_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR:
+		return SOFTHCA_WC_RETRY_EXC_ERR;
+	case SOFTHCA_CQE_SYNDROME_RNR_RETRY_EXC_ERR:
+		return SOFTHCA_WC_RNR_RETRY_EXC_ERR;
+	case SOFTHCA_CQE_SYNDROME_REMOTE_ABORTED_ERR:
+		return SOFTHCA_WC_REM_ABORT_ERR;
+	default:
+		return SOFTHCA_WC_GENERAL_ERR;
+	}
+}
+
+/*
+ * Work completion opcode number of a completed send WQE opcode, *with_imm
+ * set for the _IMM forms; -1 for an opcode without a work completion.
+ */
+static inline int softhca_wqe_wc_opcode(__u8 wqe_opcode, int *with_imm)
+{
+	*with_imm = wqe_opcode == SOFTHCA_OPCODE_RDMA_WRITE_IMM ||
+		    wqe_opcode == SOFTHCA_OPCODE_SEND_IMM;
+	switch (wqe_opcode) {
+	case SOFTHCA_OPCODE_RDMA_WRITE_IMM:
+	case SOFTHCA_OPCODE_RDMA_WRITE:
+		return SOFTHCA_WC_RDMA_WRITE;
+	case SOFTHCA_OPCODE_SEND_IMM:
+	case SOFTHCA_OPCODE_SEND:
+		return SOFTHCA_WC_SEND;
+	case SOFTHCA_OPCODE_RDMA_READ:
+		return SOFTHCA_WC_RDMA_READ;
+	case SOFTHCA_OPCODE_ATOMIC_CS:
+		return SOFTHCA_WC_COMP_SWAP;
+	case SOFTHCA_OPCODE_ATOMIC_FA:
+		return SOFTHCA_WC_FETCH_ADD;
+	default:
+		return -1;
+	}
+}
+
+#endif /* SOFTHCA_ENC_H */
