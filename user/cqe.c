@@ -6,8 +6,31 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rdma/softhca-enc.h>
+
 #include "cqe.h"
 #include "mmio.h"
+
+/* The shared encoders use the IBA numbers, which are libibverbs' too. */
+_Static_assert((int)SOFTHCA_WC_LOC_LEN_ERR == (int)IBV_WC_LOC_LEN_ERR, "wc status");
+_Static_assert((int)SOFTHCA_WC_LOC_QP_OP_ERR == (int)IBV_WC_LOC_QP_OP_ERR, "wc status");
+_Static_assert((int)SOFTHCA_WC_LOC_PROT_ERR == (int)IBV_WC_LOC_PROT_ERR, "wc status");
+_Static_assert((int)SOFTHCA_WC_WR_FLUSH_ERR == (int)IBV_WC_WR_FLUSH_ERR, "wc status");
+_Static_assert((int)SOFTHCA_WC_MW_BIND_ERR == (int)IBV_WC_MW_BIND_ERR, "wc status");
+_Static_assert((int)SOFTHCA_WC_BAD_RESP_ERR == (int)IBV_WC_BAD_RESP_ERR, "wc status");
+_Static_assert((int)SOFTHCA_WC_LOC_ACCESS_ERR == (int)IBV_WC_LOC_ACCESS_ERR, "wc status");
+_Static_assert((int)SOFTHCA_WC_REM_INV_REQ_ERR == (int)IBV_WC_REM_INV_REQ_ERR, "wc status");
+_Static_assert((int)SOFTHCA_WC_REM_ACCESS_ERR == (int)IBV_WC_REM_ACCESS_ERR, "wc status");
+_Static_assert((int)SOFTHCA_WC_REM_OP_ERR == (int)IBV_WC_REM_OP_ERR, "wc status");
+_Static_assert((int)SOFTHCA_WC_RETRY_EXC_ERR == (int)IBV_WC_RETRY_EXC_ERR, "wc status");
+_Static_assert((int)SOFTHCA_WC_RNR_RETRY_EXC_ERR == (int)IBV_WC_RNR_RETRY_EXC_ERR, "wc status");
+_Static_assert((int)SOFTHCA_WC_REM_ABORT_ERR == (int)IBV_WC_REM_ABORT_ERR, "wc status");
+_Static_assert((int)SOFTHCA_WC_GENERAL_ERR == (int)IBV_WC_GENERAL_ERR, "wc status");
+_Static_assert((int)SOFTHCA_WC_SEND == (int)IBV_WC_SEND, "wc opcode");
+_Static_assert((int)SOFTHCA_WC_RDMA_WRITE == (int)IBV_WC_RDMA_WRITE, "wc opcode");
+_Static_assert((int)SOFTHCA_WC_RDMA_READ == (int)IBV_WC_RDMA_READ, "wc opcode");
+_Static_assert((int)SOFTHCA_WC_COMP_SWAP == (int)IBV_WC_COMP_SWAP, "wc opcode");
+_Static_assert((int)SOFTHCA_WC_FETCH_ADD == (int)IBV_WC_FETCH_ADD, "wc opcode");
 
 bool softhca_cqe_owned_by_sw(const struct softhca_cqe *cqe, uint32_t ci,
 			     uint32_t cqe_cnt)
@@ -15,9 +38,7 @@ bool softhca_cqe_owned_by_sw(const struct softhca_cqe *cqe, uint32_t ci,
 	/* One load: the HCA may be rewriting this CQE right now. */
 	uint8_t op_own = *(const volatile uint8_t *)&cqe->op_own;
 
-	if ((op_own >> SOFTHCA_CQE_OPCODE_SHIFT) == SOFTHCA_CQE_INVALID)
-		return false;
-	return (op_own & SOFTHCA_CQE_OWNER_MASK) == softhca_owner_of(ci, cqe_cnt);
+	return softhca_cqe_is_sw(op_own, ci, cqe_cnt);
 }
 
 const struct softhca_cqe *softhca_cqe_get_sw(const void *ring, uint32_t ci,
@@ -31,67 +52,19 @@ const struct softhca_cqe *softhca_cqe_get_sw(const void *ring, uint32_t ci,
 
 enum ibv_wc_status softhca_cqe_syndrome_status(uint8_t syndrome)
 {
-	switch (syndrome) {
-	case SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR:
-		return IBV_WC_LOC_LEN_ERR;
-	case SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR:
-		return IBV_WC_LOC_QP_OP_ERR;
-	case SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR:
-		return IBV_WC_LOC_PROT_ERR;
-	case SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR:
-		return IBV_WC_WR_FLUSH_ERR;
-	case SOFTHCA_CQE_SYNDROME_MW_BIND_ERR:
-		return IBV_WC_MW_BIND_ERR;
-	case SOFTHCA_CQE_SYNDROME_BAD_RESP_ERR:
-		return IBV_WC_BAD_RESP_ERR;
-	case SOFTHCA_CQE_SYNDROME_LOCAL_ACCESS_ERR:
-		return IBV_WC_LOC_ACCESS_ERR;
-	case SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR:
-		return IBV_WC_REM_INV_REQ_ERR;
-	case SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR:
-		return IBV_WC_REM_ACCESS_ERR;
-	case SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR:
-		return IBV_WC_REM_OP_ERR;
-	case SOFTHCA_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR:
-		return IBV_WC_RETRY_EXC_ERR;
-	case SOFTHCA_CQE_SYNDROME_RNR_RETRY_EXC_ERR:
-		return IBV_WC_RNR_RETRY_EXC_ERR;
-	case SOFTHCA_CQE_SYNDROME_REMOTE_ABORTED_ERR:
-		return IBV_WC_REM_ABORT_ERR;
-	default:
-		return IBV_WC_GENERAL_ERR;
-	}
+	return (enum ibv_wc_status)softhca_syndrome_wc_status(syndrome);
 }
 
 int softhca_wc_opcode_of_wqe(uint8_t wqe_opcode, enum ibv_wc_opcode *opcode,
 			     bool *with_imm)
 {
-	*with_imm = false;
-	switch (wqe_opcode) {
-	case SOFTHCA_OPCODE_RDMA_WRITE_IMM:
-		*with_imm = true;
-		/* fall through */
-	case SOFTHCA_OPCODE_RDMA_WRITE:
-		*opcode = IBV_WC_RDMA_WRITE;
-		return 0;
-	case SOFTHCA_OPCODE_SEND_IMM:
-		*with_imm = true;
-		/* fall through */
-	case SOFTHCA_OPCODE_SEND:
-		*opcode = IBV_WC_SEND;
-		return 0;
-	case SOFTHCA_OPCODE_RDMA_READ:
-		*opcode = IBV_WC_RDMA_READ;
-		return 0;
-	case SOFTHCA_OPCODE_ATOMIC_CS:
-		*opcode = IBV_WC_COMP_SWAP;
-		return 0;
-	case SOFTHCA_OPCODE_ATOMIC_FA:
-		*opcode = IBV_WC_FETCH_ADD;
-		return 0;
-	default:
+	int imm, op = softhca_wqe_wc_opcode(wqe_opcode, &imm);
+
+	*with_imm = imm;
+	if (op < 0)
 		return -1;
-	}
+	*opcode = (enum ibv_wc_opcode)op;
+	return 0;
 }
 
 static void wc_clear(struct ibv_wc *wc, const struct softhca_cqe *cqe)
@@ -195,12 +168,10 @@ uint32_t softhca_cq_compact(struct softhca_cqe *ring, uint32_t cqe_cnt,
 
 uint32_t softhca_cq_arm_word(uint32_t arm_sn, bool solicited_only, uint32_t ci)
 {
-	return (arm_sn & SOFTHCA_CQ_DB_SN_MASK) << SOFTHCA_CQ_DB_SN_SHIFT |
-	       (solicited_only ? SOFTHCA_CQ_DB_REQ_NOT_SOL : SOFTHCA_CQ_DB_REQ_NOT) |
-	       (ci & SOFTHCA_CQ_DB_CI_MASK);
+	return softhca_enc_cq_arm(arm_sn, solicited_only, ci);
 }
 
 uint64_t softhca_cq_doorbell(uint32_t arm_word, uint32_t cqn)
 {
-	return (uint64_t)arm_word << 32 | (cqn & SOFTHCA_24BIT_MASK);
+	return softhca_enc_cq_doorbell(arm_word, cqn);
 }

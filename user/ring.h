@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rdma/softhca-enc.h>
 #include <rdma/softhca-queue.h>
 
 /* A byte ring: the SQ buffer. size is a power of two, a multiple of 64. */
@@ -54,7 +55,7 @@ static inline uint32_t softhca_ring_advance(const struct softhca_ring *r,
 /* WQEBBs a send WQE of ds 16-byte units occupies (cur_post advance). */
 static inline uint32_t softhca_ds_to_wqebbs(uint32_t ds)
 {
-	return (ds * SOFTHCA_DS_SIZE + SOFTHCA_SEND_WQE_BB - 1) >> SOFTHCA_SEND_WQE_SHIFT;
+	return softhca_enc_ds_to_wqebbs(ds);
 }
 
 /* The value of a WQ counter in the doorbell record (host order). */
@@ -76,7 +77,7 @@ static inline uint32_t softhca_cq_ci_value(uint32_t ci)
  */
 static inline uint8_t softhca_owner_of(uint32_t counter, uint32_t cnt)
 {
-	return (counter & cnt) ? 1 : 0;
+	return softhca_enc_owner(counter, cnt);
 }
 
 #endif /* SOFTHCA_RING_H */

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rdma/softhca-enc.h>
+
 #include "wqe.h"
 
 int softhca_wr_opcode(enum ibv_wr_opcode op)
@@ -33,26 +35,17 @@ int softhca_wr_opcode(enum ibv_wr_opcode op)
 
 uint8_t softhca_fm_ce_se(unsigned int send_flags, bool sig_all)
 {
-	uint8_t v = 0;
-
-	if (sig_all || (send_flags & IBV_SEND_SIGNALED))
-		v |= SOFTHCA_WQE_CTRL_CQ_UPDATE;
-	if (send_flags & IBV_SEND_SOLICITED)
-		v |= SOFTHCA_WQE_CTRL_SOLICITED;
-	if (send_flags & IBV_SEND_FENCE)
-		v |= SOFTHCA_FENCE_MODE_SMALL_AND_FENCE;
-	return v;
+	return softhca_enc_fm_ce_se(sig_all || (send_flags & IBV_SEND_SIGNALED),
+				    send_flags & IBV_SEND_SOLICITED,
+				    send_flags & IBV_SEND_FENCE);
 }
 
 void softhca_set_ctrl_seg(struct softhca_wqe_ctrl_seg *ctrl, uint8_t opcode,
 			  uint8_t opmod, uint16_t idx, uint32_t qpn, uint8_t ds,
 			  uint8_t fm_ce_se, __be32 imm)
 {
-	ctrl->opmod_idx_opcode = htobe32((uint32_t)opmod << SOFTHCA_WQE_CTRL_OPMOD_SHIFT |
-					 (uint32_t)idx << SOFTHCA_WQE_CTRL_IDX_SHIFT |
-					 opcode);
-	ctrl->qpn_ds = htobe32((qpn & SOFTHCA_24BIT_MASK) << SOFTHCA_WQE_CTRL_QPN_SHIFT |
-			       (ds & SOFTHCA_WQE_CTRL_DS_MASK));
+	ctrl->opmod_idx_opcode = htobe32(softhca_enc_ctrl_opcode(opmod, idx, opcode));
+	ctrl->qpn_ds = htobe32(softhca_enc_ctrl_qpn_ds(qpn, ds));
 	ctrl->signature = 0;
 	ctrl->rsvd9[0] = 0;
 	ctrl->rsvd9[1] = 0;

@@ -433,6 +433,35 @@ static void kt_many(struct kt_ctx *c)
 	KT_CHECK(bad == 0, "%d of %d round trips wrong", bad, KT_MANY);
 }
 
+/*
+ * The reserved lkey is no rkey: a WRITE with rkey 0 to B's kernel buffer
+ * fails with a remote access error and writes nothing (both QPs end in
+ * ERR; kt_drain() follows).
+ */
+static void kt_rlkey_not_rkey(struct kt_ctx *c)
+{
+	struct ib_sge sge = { .addr = c->dmaa, .length = 64,
+			      .lkey = c->pd->local_dma_lkey };
+	struct ib_rdma_wr wr = {};
+	struct kt_wr *s = kt_wr_new();
+
+	memset(c->bufb, 0, 64);
+	memset(c->bufa, 0x77, 64);
+	wr.wr.wr_cqe = &s->cqe;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.remote_addr = c->dmab;
+	wr.rkey = 0;
+	KT_CHECK(!ib_post_send(c->qpa, &wr.wr, NULL), "post WRITE");
+	KT_CHECK(kt_wait(s), "timed out");
+	KT_CHECK(s->wc.status == IB_WC_REM_ACCESS_ERR, "status %d",
+		 s->wc.status);
+	KT_CHECK(s->wc.qp == c->qpa, "qp");
+	KT_CHECK(!memchr_inv(c->bufb, 0, 64), "the WRITE reached memory");
+}
+
 /* ib_drain_qp() with receives still posted: they flush. */
 static void kt_drain(struct kt_ctx *c)
 {
@@ -601,6 +630,7 @@ static int __init kt_init(void)
 		kt_unsignaled(&c);
 		kt_rdma(&c);
 		kt_many(&c);
+		kt_rlkey_not_rkey(&c);
 		kt_drain(&c);
 	}
 	kt_teardown(&c);
