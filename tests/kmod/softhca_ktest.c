@@ -5,8 +5,8 @@
  * a PD, CQ A (ib_alloc_cq, IB_POLL_SOFTIRQ) and CQ B (IB_POLL_WORKQUEUE),
  * RC QPs A and B connected to each other through the RoCE v2 GID of
  * 198.18.0.1; SENDs (SGE lists, immediate, inline, unsignaled), RDMA
- * WRITE (with immediate) and READ on an MR of this process, many SENDs,
- * ib_drain_qp() with receives left posted; every completion arrives
+ * WRITE (with immediate), READ and atomics on an MR of this process, many
+ * SENDs, a bad opcode, rkey 0, ib_drain_qp() with receives left posted; every completion arrives
  * through an ib_cqe done callback and every field and byte is checked.
  *
  * Results: read-only parameters passed, failed and done (1 once the run
@@ -433,6 +433,50 @@ static void kt_many(struct kt_ctx *c)
 	KT_CHECK(bad == 0, "%d of %d round trips wrong", bad, KT_MANY);
 }
 
+/* Atomics on B's MR, results into A's kernel memory; a bad opcode. */
+static void kt_atomics_and_bad_wr(struct kt_ctx *c)
+{
+	u64 *res = (u64 *)(c->bufa + 6144);
+	struct ib_sge sge = { .addr = c->dmaa + 6144, .length = 8,
+			      .lkey = c->pd->local_dma_lkey };
+	const struct ib_send_wr *bad = NULL;
+	struct ib_atomic_wr wr = {};
+	struct ib_send_wr inv = {};
+	struct kt_wr *s;
+	u64 v = 0;
+
+	*res = 0;
+	s = kt_wr_new();
+	wr.wr.wr_cqe = &s->cqe;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.wr.opcode = IB_WR_ATOMIC_FETCH_AND_ADD;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.remote_addr = c->uaddr + 6144;
+	wr.rkey = c->mr->rkey;
+	wr.compare_add = 5;
+	KT_CHECK(!ib_post_send(c->qpa, &wr.wr, NULL), "post FETCH_ADD");
+	kt_check_send(c, s, c->qpa, IB_WC_FETCH_ADD);
+	KT_CHECK(*res == 0x5a5a5a5a5a5a5a5aULL, "FETCH_ADD old %llx", *res);
+
+	s = kt_wr_new();
+	wr.wr.wr_cqe = &s->cqe;
+	wr.wr.opcode = IB_WR_ATOMIC_CMP_AND_SWP;
+	wr.compare_add = 0x5a5a5a5a5a5a5a5fULL;
+	wr.swap = 0x1122334455667788ULL;
+	KT_CHECK(!ib_post_send(c->qpa, &wr.wr, NULL), "post CMP_AND_SWP");
+	kt_check_send(c, s, c->qpa, IB_WC_COMP_SWAP);
+	KT_CHECK(*res == 0x5a5a5a5a5a5a5a5fULL, "CMP_AND_SWP old %llx", *res);
+	KT_CHECK(!copy_from_user(&v, (void __user *)(c->uaddr + 6144), 8) &&
+		 v == 0x1122334455667788ULL, "swapped value %llx", v);
+
+	/* No such opcode here: EINVAL, bad_wr names it, nothing posted. */
+	inv.opcode = IB_WR_LOCAL_INV;
+	inv.send_flags = IB_SEND_SIGNALED;
+	KT_CHECK(ib_post_send(c->qpa, &inv, &bad) == -EINVAL && bad == &inv,
+		 "LOCAL_INV accepted");
+}
+
 /*
  * The reserved lkey is no rkey: a WRITE with rkey 0 to B's kernel buffer
  * fails with a remote access error and writes nothing (both QPs end in
@@ -512,7 +556,7 @@ static int kt_setup_mr(struct kt_ctx *c)
 		return err;
 	c->mr = ib_reg_user_mr(c->pd, c->uaddr, KT_UMEM, c->uaddr,
 			       IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-			       IB_ACCESS_REMOTE_READ);
+			       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC);
 	if (IS_ERR(c->mr)) {
 		err = PTR_ERR(c->mr);
 		c->mr = NULL;
@@ -630,6 +674,7 @@ static int __init kt_init(void)
 		kt_unsignaled(&c);
 		kt_rdma(&c);
 		kt_many(&c);
+		kt_atomics_and_bad_wr(&c);
 		kt_rlkey_not_rkey(&c);
 		kt_drain(&c);
 	}
