@@ -292,10 +292,14 @@ static void shca_kqp_unlink(struct shca_qp *qp, struct shca_cq *cq)
 {
 	unsigned long flags;
 
-	/* Under the CQ lock: no poll_cq is using the QP after this. */
+	/*
+	 * Not under the CQ lock: poll_cq (softirq) takes that lock, and the
+	 * xarray's own lock is taken with softirqs on. poll_cq looks the QP
+	 * up (RCU) and uses it only under the CQ lock, so once it is erased
+	 * and the lock was taken once more, no poll_cq uses it.
+	 */
+	xa_cmpxchg(&cq->k->qps, qp->qpn, qp, NULL, GFP_KERNEL);
 	spin_lock_irqsave(&cq->k->lock, flags);
-	if (xa_load(&cq->k->qps, qp->qpn) == qp)
-		xa_erase(&cq->k->qps, qp->qpn);
 	if (cq->k->last_qp == qp)
 		cq->k->last_qp = NULL;
 	spin_unlock_irqrestore(&cq->k->lock, flags);
