@@ -259,6 +259,45 @@ int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	return (flags & IB_CQ_REPORT_MISSED_EVENTS) && waiting ? 1 : 0;
 }
 
+/*
+ * Remove @qpn's unpolled CQEs from @cq (its QP was destroyed or reset: the
+ * engine writes no more for it), as the provider does.
+ */
+static void shca_kcq_clean(struct shca_cq *cq, u32 qpn)
+{
+	struct shca_kcq *k = cq->k;
+	unsigned long flags;
+	u32 end, removed;
+
+	spin_lock_irqsave(&k->lock, flags);
+	end = k->cons_index;
+	while (end - k->cons_index < k->cqe_cnt && shca_kcq_next(k, end))
+		end++;
+	/* Ownership of [ci, end) seen: only now read the contents. */
+	dma_rmb();
+	removed = softhca_cq_compact_run(k->ring, k->cqe_cnt, k->cons_index,
+					 end, cpu_to_be32(qpn),
+					 cpu_to_be32(SOFTHCA_24BIT_MASK));
+	if (removed) {
+		k->cons_index += removed;
+		/* The moved CQEs before the index that frees their slots. */
+		dma_wmb();
+		WRITE_ONCE(k->dbr->set_ci,
+			   cpu_to_be32(k->cons_index & SOFTHCA_CQ_DB_CI_MASK));
+	}
+	spin_unlock_irqrestore(&k->lock, flags);
+}
+
+static void shca_kqp_clean_cqs(struct shca_qp *qp)
+{
+	struct shca_cq *scq = to_shca_cq(qp->ibqp.send_cq);
+	struct shca_cq *rcq = to_shca_cq(qp->ibqp.recv_cq);
+
+	shca_kcq_clean(scq, qp->qpn);
+	if (rcq != scq)
+		shca_kcq_clean(rcq, qp->qpn);
+}
+
 /* ---- QPs ---------------------------------------------------------------- */
 
 static int shca_kwq_init(struct shca_kwq *wq, void *buf, u32 cnt,
@@ -357,6 +396,7 @@ void shca_kqp_destroy(struct shca_qp *qp)
 {
 	struct shca_kqp *k = qp->k;
 
+	shca_kqp_clean_cqs(qp);
 	shca_kqp_unlink(qp, to_shca_cq(qp->ibqp.send_cq));
 	shca_kqp_unlink(qp, to_shca_cq(qp->ibqp.recv_cq));
 	shca_kwq_fini(&k->sq);
@@ -371,6 +411,8 @@ void shca_kqp_reset(struct shca_qp *qp)
 	struct shca_kqp *k = qp->k;
 	unsigned long flags;
 
+	/* Its CQEs name WRs of the old counters: they go first. */
+	shca_kqp_clean_cqs(qp);
 	spin_lock_irqsave(&k->sq.lock, flags);
 	k->sq.head = 0;
 	k->sq.cur_post = 0;

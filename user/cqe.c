@@ -140,30 +140,15 @@ int softhca_cqe_to_wc(const struct softhca_cqe *cqe, struct ibv_wc *wc)
 uint32_t softhca_cq_compact(struct softhca_cqe *ring, uint32_t cqe_cnt,
 			    uint32_t ci, uint32_t qpn)
 {
-	uint32_t end = ci, removed = 0;
+	uint32_t end = ci;
 
 	while (end - ci < cqe_cnt && softhca_cqe_get_sw(ring, end, cqe_cnt))
 		end++;
 	/* Ownership of [ci, end) seen: only now read the contents. */
 	udma_from_device_barrier();
-
-	for (uint32_t i = end; i != ci;) {
-		struct softhca_cqe *cqe = &ring[softhca_ring_slot(--i, cqe_cnt)];
-		struct softhca_cqe *to;
-		uint8_t owner;
-
-		if (softhca_cqe_qpn(cqe) == (qpn & SOFTHCA_24BIT_MASK)) {
-			removed++;
-			continue;
-		}
-		if (!removed)
-			continue;
-		to = &ring[softhca_ring_slot(i + removed, cqe_cnt)];
-		owner = to->op_own & SOFTHCA_CQE_OWNER_MASK;
-		memcpy(to, cqe, sizeof(*to));
-		to->op_own = (to->op_own & ~SOFTHCA_CQE_OWNER_MASK) | owner;
-	}
-	return removed;
+	return softhca_cq_compact_run(ring, cqe_cnt, ci, end,
+				      htobe32(qpn & SOFTHCA_24BIT_MASK),
+				      htobe32(SOFTHCA_24BIT_MASK));
 }
 
 uint32_t softhca_cq_arm_word(uint32_t arm_sn, bool solicited_only, uint32_t ci)

@@ -6,7 +6,8 @@
  * RC QPs A and B connected to each other through the RoCE v2 GID of
  * 198.18.0.1; SENDs (SGE lists, immediate, inline, unsignaled), RDMA
  * WRITE (with immediate), READ and atomics on an MR of this process, many
- * SENDs, a bad opcode, rkey 0, ib_drain_qp() with receives left posted; every completion arrives
+ * SENDs, a bad opcode, rkey 0, ib_drain_qp() with receives left posted,
+ * a reset QP's CQEs removed from its (IB_POLL_DIRECT) CQ; every completion arrives
  * through an ib_cqe done callback and every field and byte is checked.
  *
  * Results: read-only parameters passed, failed and done (1 once the run
@@ -532,6 +533,89 @@ static void kt_drain(struct kt_ctx *c)
 			 "B recv %d status %d", i, rb[i]->wc.status);
 }
 
+/* Poll @cq (IB_POLL_DIRECT) until @n completions came, up to 10 s. */
+static int kt_poll_n(struct ib_cq *cq, struct ib_wc *wc, int n)
+{
+	unsigned long end = jiffies + 10 * HZ;
+	int got = 0, r;
+
+	while (got < n && time_before(jiffies, end)) {
+		r = ib_poll_cq(cq, n - got, wc + got);
+		if (r < 0)
+			return r;
+		got += r;
+		if (got < n)
+			usleep_range(100, 200);
+	}
+	return got;
+}
+
+/*
+ * A QP moved to RESET takes its unpolled CQEs with it: QP C (on CQ C,
+ * IB_POLL_DIRECT, never polled) sends two signaled SENDs to QP D (CQ D);
+ * once D received both, C's first send CQE is in CQ C (the requester
+ * completes a WQE before it starts the next). After C's RESET, CQ C
+ * is empty: its CQEs would name WRs of the old counters.
+ */
+static void kt_reset_cleans_cq(struct kt_ctx *c)
+{
+	u32 lkey = c->pd->local_dma_lkey;
+	struct ib_qp_attr a = { .qp_state = IB_QPS_RESET };
+	struct ib_cq *cqc = NULL, *cqd = NULL;
+	struct ib_qp *qpc = NULL, *qpd = NULL;
+	struct ib_send_wr wr[2] = {};
+	struct ib_recv_wr rwr[2] = {};
+	struct ib_sge sge[2];
+	struct ib_wc wc[4];
+	int i;
+
+	cqc = ib_alloc_cq(c->ibdev, NULL, 16, 0, IB_POLL_DIRECT);
+	cqd = ib_alloc_cq(c->ibdev, NULL, 16, 0, IB_POLL_DIRECT);
+	if (IS_ERR(cqc) || IS_ERR(cqd)) {
+		KT_CHECK(0, "ib_alloc_cq(IB_POLL_DIRECT)");
+		goto out;
+	}
+	qpc = kt_qp(c, cqc);
+	qpd = kt_qp(c, cqd);
+	if (IS_ERR(qpc) || IS_ERR(qpd)) {
+		KT_CHECK(0, "ib_create_qp");
+		goto out;
+	}
+	KT_CHECK(!kt_connect(c, qpc, qpd->qp_num) &&
+		 !kt_connect(c, qpd, qpc->qp_num), "connect C and D");
+	for (i = 0; i < 2; i++) {
+		sge[i] = (struct ib_sge){ .addr = c->dmab + i * 64,
+					  .length = 64, .lkey = lkey };
+		rwr[i].wr_id = 100 + i;
+		rwr[i].sg_list = &sge[i];
+		rwr[i].num_sge = 1;
+		rwr[i].next = i ? NULL : &rwr[1];
+		wr[i].wr_id = 200 + i;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].opcode = IB_WR_SEND;
+		wr[i].send_flags = IB_SEND_SIGNALED;
+		wr[i].next = i ? NULL : &wr[1];
+	}
+	KT_CHECK(!ib_post_recv(qpd, rwr, NULL) && !ib_post_send(qpc, wr, NULL),
+		 "post");
+	KT_CHECK(kt_poll_n(cqd, wc, 2) == 2 && wc[0].wr_id == 100 &&
+		 wc[1].wr_id == 101 && !wc[0].status && !wc[1].status,
+		 "D's receives");
+	KT_CHECK(!ib_modify_qp(qpc, &a, IB_QP_STATE), "C to RESET");
+	KT_CHECK(ib_poll_cq(cqc, 4, wc) == 0, "CQ C kept C's CQEs (wr_id %llu)",
+		 wc[0].wr_id);
+out:
+	if (!IS_ERR_OR_NULL(qpc))
+		ib_destroy_qp(qpc);
+	if (!IS_ERR_OR_NULL(qpd))
+		ib_destroy_qp(qpd);
+	if (!IS_ERR_OR_NULL(cqc))
+		ib_free_cq(cqc);
+	if (!IS_ERR_OR_NULL(cqd))
+		ib_free_cq(cqd);
+}
+
 static int kt_setup_mr(struct kt_ctx *c)
 {
 	u8 *tmp;
@@ -677,6 +761,7 @@ static int __init kt_init(void)
 		kt_atomics_and_bad_wr(&c);
 		kt_rlkey_not_rkey(&c);
 		kt_drain(&c);
+		kt_reset_cleans_cq(&c);
 	}
 	kt_teardown(&c);
 	ib_device_put(c.ibdev);

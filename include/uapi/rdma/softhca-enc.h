@@ -168,4 +168,39 @@ static inline int softhca_wqe_wc_opcode(__u8 wqe_opcode, int *with_imm)
 	}
 }
 
+/*
+ * Remove the CQEs of one QP from the run [ci, end) of CQEs the consumer
+ * owns (the caller found end and issued its read barrier): walking back
+ * from the newest, every other CQE moves up by the number removed so far,
+ * keeping the owner bit of the slot it lands in; the removed ones end up
+ * in the oldest slots. The QP is matched as big-endian words: qpn_be =
+ * the QPN, mask_be = the 24-bit mask, both stored big-endian. Returns the
+ * number removed: the caller adds it to its consumer index, then writes
+ * set_ci.
+ */
+static inline __u32 softhca_cq_compact_run(struct softhca_cqe *ring,
+					   __u32 cnt, __u32 ci, __u32 end,
+					   __be32 qpn_be, __be32 mask_be)
+{
+	__u32 i = end, removed = 0;
+
+	while (i != ci) {
+		struct softhca_cqe *cqe = &ring[--i & (cnt - 1)];
+		struct softhca_cqe *to;
+		__u8 owner;
+
+		if ((cqe->sop_drop_qpn & mask_be) == qpn_be) {
+			removed++;
+			continue;
+		}
+		if (!removed)
+			continue;
+		to = &ring[(i + removed) & (cnt - 1)];
+		owner = to->op_own & SOFTHCA_CQE_OWNER_MASK;
+		*to = *cqe;
+		to->op_own = (to->op_own & ~SOFTHCA_CQE_OWNER_MASK) | owner;
+	}
+	return removed;
+}
+
 #endif /* SOFTHCA_ENC_H */
