@@ -385,4 +385,140 @@ TEST_F(shca1, async_eq_overflow_is_device_fatal)
 	EXPECT_EQ(0, expect_event(self->ctx, IBV_EVENT_PORT_ACTIVE, NULL));
 }
 
+struct blocked_reader {
+	struct ibv_comp_channel *ch;
+	int ret, err;
+	int done;		/* atomic */
+};
+
+static void *blocked_reader_fn(void *arg)
+{
+	struct blocked_reader *r = arg;
+	struct ibv_cq *cq;
+	void *ctx;
+
+	r->ret = ibv_get_cq_event(r->ch, &cq, &ctx);
+	r->err = errno;
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int reader_done(void *arg)
+{
+	return __atomic_load_n(&((struct blocked_reader *)arg)->done,
+			       __ATOMIC_ACQUIRE);
+}
+
+/* Lines of dmesg, or -1. */
+static long dmesg_lines(void)
+{
+	FILE *f = popen("dmesg | wc -l", "r");
+	long n = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &n) != 1)
+		n = -1;
+	pclose(f);
+	return n;
+}
+
+/*
+ * `rdma link del` while a process has the device open, with objects and
+ * a thread asleep in ibv_get_cq_event: the device goes at once (the driver
+ * disassociates the context, it does not wait for the user); ib_uverbs
+ * queues IBV_EVENT_DEVICE_FATAL on the context's async fd (it does so for
+ * every context it disassociates), the sleeping channel reader wakes with
+ * EIO, and every object can still be destroyed without an error
+ * (libibverbs takes EIO from a destroy of a disassociated object as done).
+ * No warning in dmesg.
+ */
+TEST(device_fatal_on_link_del_with_user)
+{
+	struct blocked_reader r = {};
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr qa = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	struct ibv_async_event ev;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	static char buf[4096];
+	long lines;
+	int type, fatal = 0, others = 0;
+	pthread_t t;
+
+	ASSERT_EQ(0, links_up());
+	ASSERT_EQ(0, rdmanl_link_add("shca1", "softhca", "veth1"));
+	ctx = open_dev("shca1");
+	ASSERT_NE(NULL, ctx);
+	pd = ibv_alloc_pd(ctx);
+	ASSERT_NE(NULL, pd);
+	ch = ibv_create_comp_channel(ctx);
+	ASSERT_NE(NULL, ch);
+	cq = ibv_create_cq(ctx, 16, NULL, ch, 0);
+	ASSERT_NE(NULL, cq);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	ASSERT_NE(NULL, mr);
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	qp = ibv_create_qp(pd, &ia);
+	ASSERT_NE(NULL, qp);
+	ASSERT_EQ(0, ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
+	ASSERT_EQ(0, ibv_req_notify_cq(cq, 0));
+	r.ch = ch;
+	ASSERT_EQ(0, pthread_create(&t, NULL, blocked_reader_fn, &r));
+	usleep(200 * 1000);
+	ASSERT_EQ(0, reader_done(&r)) TH_LOG("the reader did not block");
+	/* Drop the port events of the new device. */
+	while (next_event(ctx, 300, NULL) >= 0)
+		;
+	lines = dmesg_lines();
+	ASSERT_LE(0, lines);
+
+	ASSERT_EQ(0, rdmanl_link_del("shca1"));
+	EXPECT_GT(0, rdmanl_dev_index("shca1"));
+
+	/* DEVICE_FATAL, then nothing more. */
+	while ((type = next_event(ctx, fatal ? 500 : EV_TIMEOUT_MS, &ev)) >= 0) {
+		if (type == IBV_EVENT_DEVICE_FATAL) {
+			fatal++;
+		} else {
+			others++;
+			TH_LOG("other event %s", ibv_event_type_str(type));
+		}
+	}
+	EXPECT_LE(1, fatal) TH_LOG("no DEVICE_FATAL within %d ms", EV_TIMEOUT_MS);
+	TH_LOG("%d DEVICE_FATAL, %d other events", fatal, others);
+
+	EXPECT_TRUE(wait_until(reader_done, &r, EV_TIMEOUT_MS))
+		TH_LOG("the channel reader still asleep");
+	if (reader_done(&r)) {
+		pthread_join(t, NULL);
+		EXPECT_EQ(-1, r.ret);
+		EXPECT_EQ(EIO, r.err);
+	}
+
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
+	EXPECT_EQ(0, ibv_destroy_comp_channel(ch));
+	EXPECT_EQ(0, ibv_dealloc_pd(pd));
+	EXPECT_EQ(0, ibv_close_device(ctx));
+
+	EXPECT_NE(0, sh("dmesg | tail -n +%ld | grep -E 'WARNING:|BUG:|BUG |Oops|cut here|Call Trace|general protection|blocked for more than|softhca.*(leak|busy)' >&2",
+			lines + 1)) TH_LOG("dmesg not clean after the link del");
+}
+
 TEST_HARNESS_MAIN

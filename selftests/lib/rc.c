@@ -176,6 +176,9 @@ static int end_create(struct rc_pair *p, int i)
 	if (i == 1 && c->topo == RC_SAME_CTX) {
 		e->ctx = p->e[0].ctx;
 		e->own_ctx = false;
+	} else if (i == 0 && c->ctx) {
+		e->ctx = c->ctx;
+		e->own_ctx = false;
 	} else {
 		e->ctx = open_dev(e->dev);
 		if (!e->ctx)
@@ -195,12 +198,16 @@ static int end_create(struct rc_pair *p, int i)
 		if (!e->ch)
 			return fail(errno, "create_comp_channel on %s", e->dev);
 	}
-	e->scq = ibv_create_cq(e->ctx, c->cqe, NULL, e->ch, c->comp_vector);
+	e->scq = ibv_create_cq(e->ctx, c->cqe, c->cq_context,
+			       c->scq_ch[i] ? c->scq_ch[i] : e->ch, c->comp_vector);
 	if (!e->scq)
-		return fail(errno, "create send CQ (cqe %d) on %s", c->cqe, e->dev);
-	e->rcq = ibv_create_cq(e->ctx, c->cqe, NULL, e->ch, c->comp_vector);
+		return fail(errno, "create send CQ (cqe %d vector %d) on %s",
+			    c->cqe, c->comp_vector, e->dev);
+	e->rcq = ibv_create_cq(e->ctx, c->cqe, c->cq_context,
+			       c->rcq_ch[i] ? c->rcq_ch[i] : e->ch, c->comp_vector);
 	if (!e->rcq)
-		return fail(errno, "create recv CQ (cqe %d) on %s", c->cqe, e->dev);
+		return fail(errno, "create recv CQ (cqe %d vector %d) on %s",
+			    c->cqe, c->comp_vector, e->dev);
 	e->buf_size = c->buf_size;
 	e->buf = mmap(NULL, e->buf_size, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -53,6 +53,14 @@ struct rc_cfg {
 	uint32_t sq_psn[2];		/* end i's SQ PSN = end !i's RQ PSN */
 	bool channels;			/* each end's CQs report to its channel */
 	int comp_vector;		/* of every CQ */
+	/* Optional (0/NULL by default): a context end 0 (and end 1 in
+	 * RC_SAME_CTX) uses instead of opening one (not closed by the pair);
+	 * channels of the caller's for each end's send and receive CQs (they
+	 * take precedence over cfg.channels); the cq_context of every CQ.
+	 */
+	struct ibv_context *ctx;
+	struct ibv_comp_channel *scq_ch[2], *rcq_ch[2];
+	void *cq_context;
 };
 
 struct rc_end {

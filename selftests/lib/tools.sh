@@ -1,0 +1,102 @@
+# shellcheck shell=bash
+# Helpers for the TAP scripts that run stock tools (ibv_rc_pingpong,
+# perftest) between two processes: sourced, not run. The caller sets
+# $out (a scratch directory), $tmo (seconds per run) and $port (the last
+# TCP port used), and defines nothing else of these names.
+n=0 failed=0
+
+ok() { n=$((n + 1)); echo "ok $n $*"; }
+nok() { n=$((n + 1)); failed=1; echo "not ok $n $*"; }
+
+# gid_index DEV IPV4: index of the RoCE v2 GID ::ffff:IPV4 on port 1.
+gid_index() {
+	local dev=$1 ip=$2 a b c d want f i
+	IFS=. read -r a b c d <<<"$ip"
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$a" "$b" "$c" "$d")
+	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
+		i=${f##*/}
+		if [ "$(cat "$f" 2>/dev/null)" = "$want" ] &&
+		   [ "$(cat /sys/class/infiniband/"$dev"/ports/1/gid_attrs/types/"$i" 2>/dev/null)" = "RoCE v2" ]; then
+			echo "$i"
+			return 0
+		fi
+	done
+	return 1
+}
+
+wait_listen() { # port
+	for _ in $(seq 200); do
+		ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# Checks of a client's output: check_* ARGS... FILE prints a summary and
+# returns 0 (good), 2 (complete but no measurement: skip) or 1 (bad).
+
+# check_pingpong SIZE ITERS FILE: ibv_rc_pingpong's two result lines,
+# "B bytes in S seconds = R Mbit/sec" with B = 2 * SIZE * ITERS, and
+# "ITERS iters in S seconds = U usec/iter".
+check_pingpong() {
+	local size=$1 iters=$2 f=$3 b i
+	b=$(sed -n 's/^\([0-9]*\) bytes in .* seconds = .*Mbit\/sec$/\1/p' "$f" | tail -n 1)
+	i=$(sed -n 's/^\([0-9]*\) iters in .* seconds = .*usec\/iter$/\1/p' "$f" | tail -n 1)
+	grep -E 'iters in' "$f" | tail -n 1
+	[ "$b" = $((2 * size * iters)) ] && [ "$i" = "$iters" ] || return 1
+}
+
+# check_lat SIZE ITERS FILE: perftest latency result line "bytes iterations
+# t_min t_max t_typical t_avg ...": SIZE and ITERS as asked, t_min > 0,
+# t_min <= t_typical, t_avg <= t_max. All zero (perftest's clock saw
+# nothing) is a skip.
+check_lat() {
+	local size=$1 iters=$2 f=$3 line
+	line=$(grep -E '^ *[0-9]+ +[0-9]+ +[0-9]+\.[0-9]+' "$f" | tail -n 1)
+	echo "$line" | tr -s ' \t' ' ' | sed 's/^ //'
+	[ -n "$line" ] || return 1
+	echo "$line" | awk '{ exit !($3 == 0 && $4 == 0) }' && return 2
+	echo "$line" | awk -v s="$size" -v n="$iters" '{
+		exit !($1 == s && $2 == n && $3 > 0 && $3 <= $4 &&
+		       $5 >= $3 && $5 <= $4 && $6 >= $3 && $6 <= $4) }'
+}
+
+# run NAME CHECK SERVER_CMD... -- CLIENT_CMD...
+# Both commands get "-p PORT"; the client also gets 127.0.0.1 at the end.
+# CHECK is a check_* command line; the client's output file is appended.
+run() {
+	local name=$1 check=$2; shift 2
+	local srv=() cli=() s c spid t0 t sum r
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	port=$((port + 1))
+	timeout -k 5 "$tmo" "${srv[@]}" -p "$port" >"$out/srv" 2>&1 &
+	spid=$!
+	if ! wait_listen "$port"; then
+		sleep 1
+	fi
+	t0=$(date +%s.%N)
+	timeout -k 5 "$tmo" "${cli[@]}" -p "$port" 127.0.0.1 >"$out/cli" 2>&1
+	c=$?
+	wait "$spid"
+	s=$?
+	t=$(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)")
+	r=1
+	if [ "$c" = 0 ] && [ "$s" = 0 ]; then
+		# shellcheck disable=SC2086 # CHECK is a command line
+		sum=$($check "$out/cli")
+		r=$?
+	fi
+	case $r in
+	0) ok "$name # ${t}s: $sum" ;;
+	2) ok "$name # SKIP result 0.00 after ${t}s: too slow to measure on this host" ;;
+	*)
+		echo "# $name: client exit $c, server exit $s (124: timed out after ${tmo}s)"
+		[ "$c" = 0 ] && [ "$s" = 0 ] && echo "# result not as expected: $sum"
+		sed 's/^/# client: /' "$out/cli" | tail -n 25
+		sed 's/^/# server: /' "$out/srv" | tail -n 25
+		nok "$name"
+		;;
+	esac
+}

@@ -1,0 +1,86 @@
+#!/bin/bash
+# TAP: stock tools in event mode (issue 4 item 6): every completion they
+# wait for comes through an armed CQ, the engine's EQE, the vector's IRQ,
+# the tasklet and the completion channel (Documentation/events.md).
+#  - ibv_rc_pingpong -e --chk (both sides sleep in ibv_get_cq_event) at
+#    1 B .. 1 MiB;
+#  - the perftest latency tests that take -e: ib_send_lat, ib_read_lat,
+#    ib_atomic_lat (ib_write_lat has no event mode), each result line
+#    checked for sane numbers (size and iterations as asked, 0 < t_min <=
+#    t_typical, t_avg <= t_max);
+# each between two processes on shca0 and between shca0 and shca1 (created
+# on veth1 here, deleted at the end). Server and client meet over TCP on
+# 127.0.0.1. A lost event hangs a tool: each run is killed after
+# SOFTHCA_EVENTS_TIMEOUT seconds (default 120) and fails.
+#
+# Iterations: ibv_rc_pingpong -n SOFTHCA_EVENTS_N (default 1000) up to
+# 64 KiB and 100 at 1 MiB; perftest -n SOFTHCA_PERFTEST_N (default 1000).
+set -u
+here=$(dirname "$0")
+pp_n=${SOFTHCA_EVENTS_N:-1000}
+pt_n=${SOFTHCA_PERFTEST_N:-1000}
+tmo=${SOFTHCA_EVENTS_TIMEOUT:-120}
+out=$(mktemp -d)
+port=19500
+added_shca1=0
+# shellcheck source=selftests/lib/tools.sh
+. "$here/lib/tools.sh"
+
+accept_local=$(cat /proc/sys/net/ipv4/conf/all/accept_local)
+cleanup() {
+	jobs -p | xargs -r kill -9 2>/dev/null
+	[ "$added_shca1" = 1 ] && rdma link del shca1
+	echo "$accept_local" >/proc/sys/net/ipv4/conf/all/accept_local
+	rm -rf "$out"
+}
+trap cleanup EXIT
+
+echo "TAP version 13"
+
+# veth0 and veth1 share a namespace: shca0 <-> shca1 needs accept_local
+# (Documentation/testing.md, "shca1").
+echo 1 >/proc/sys/net/ipv4/conf/all/accept_local
+if ! rdma dev show shca1 >/dev/null 2>&1; then
+	rdma link add shca1 type "${SOFTHCA_RC_LINK_TYPE:-softhca}" netdev veth1 && added_shca1=1
+fi
+g0='' g1=''
+for _ in $(seq 100); do
+	g0=$(gid_index shca0 198.18.0.1) && g1=$(gid_index shca1 198.18.0.2) && break
+	sleep 0.05
+done
+if [ -z "$g0" ] || [ -z "$g1" ]; then
+	echo "1..1"
+	nok "RoCE v2 GIDs of 198.18.0.1 on shca0 and 198.18.0.2 on shca1 (got '$g0' '$g1')"
+	exit 1
+fi
+
+pp_sizes=(1 64 4096 65536 1048576)
+pt_tests=(ib_send_lat ib_read_lat ib_atomic_lat)
+echo "1..$(( 2 * ${#pp_sizes[@]} + 2 * ${#pt_tests[@]} ))"
+
+# topology: label server-dev server-gid client-dev client-gid
+topos=("shca0 shca0 $g0 shca0 $g0" "shca0-shca1 shca1 $g1 shca0 $g0")
+
+for t in "${topos[@]}"; do
+	read -r label sd sg cd cg <<<"$t"
+	for s in "${pp_sizes[@]}"; do
+		iters=$pp_n
+		[ "$s" -ge 1048576 ] && iters=100
+		run "ibv_rc_pingpong -e $label size $s x $iters" "check_pingpong $s $iters" \
+			ibv_rc_pingpong -e -d "$sd" -g "$sg" -s "$s" -n "$iters" -c -- \
+			ibv_rc_pingpong -e -d "$cd" -g "$cg" -s "$s" -n "$iters" -c
+	done
+done
+
+for t in "${topos[@]}"; do
+	read -r label sd sg cd cg <<<"$t"
+	for p in "${pt_tests[@]}"; do
+		# ib_atomic_lat moves 8 bytes whatever -s says.
+		size=2
+		[ "$p" = ib_atomic_lat ] && size=8
+		run "$p -e $label -n $pt_n" "check_lat $size $pt_n" \
+			"$p" -e -d "$sd" -x "$sg" -n "$pt_n" -F -- \
+			"$p" -e -d "$cd" -x "$cg" -n "$pt_n" -F
+	done
+done
+exit $failed
