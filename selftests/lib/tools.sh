@@ -32,8 +32,9 @@ wait_listen() { # port
 	return 1
 }
 
-# Checks of a client's output: check_* ARGS... FILE prints a summary and
-# returns 0 (good), 2 (complete but no measurement: skip) or 1 (bad).
+# Checks of a client's output: check_* ARGS... FILE prints a summary (the
+# reason, for a skip) and returns 0 (good), 2 (complete but no
+# measurement: skip) or 1 (bad).
 
 # check_pingpong SIZE ITERS FILE: ibv_rc_pingpong's two result lines,
 # "B bytes in S seconds = R Mbit/sec" with B = 2 * SIZE * ITERS, and
@@ -48,14 +49,26 @@ check_pingpong() {
 
 # check_lat SIZE ITERS FILE: perftest latency result line "bytes iterations
 # t_min t_max t_typical t_avg ...": SIZE and ITERS as asked, t_min > 0,
-# t_min <= t_typical, t_avg <= t_max. All zero (perftest's clock saw
-# nothing) is a skip.
+# t_min <= t_typical, t_avg <= t_max. A complete run without a measurement
+# is a skip: all zero (perftest's clock saw nothing), or inf (its CPU
+# frequency estimate came out 0 on a loaded host, which it divides by).
 check_lat() {
 	local size=$1 iters=$2 f=$3 line
-	line=$(grep -E '^ *[0-9]+ +[0-9]+ +[0-9]+\.[0-9]+' "$f" | tail -n 1)
-	echo "$line" | tr -s ' \t' ' ' | sed 's/^ //'
+	line=$(grep -E '^ *[0-9]+ +[0-9]+ +([0-9]+\.[0-9]+|inf)' "$f" | tail -n 1)
 	[ -n "$line" ] || return 1
-	echo "$line" | awk '{ exit !($3 == 0 && $4 == 0) }' && return 2
+	echo "$line" | awk -v s="$size" -v n="$iters" '{ exit !($1 == s && $2 == n) }' || {
+		echo "$line" | tr -s ' \t' ' ' | sed 's/^ //'
+		return 1
+	}
+	if echo "$line" | grep -Eq '(^|[[:space:]])-?(inf|nan)([[:space:]]|$)'; then
+		echo "perftest printed inf: its CPU frequency estimate failed (host too loaded)"
+		return 2
+	fi
+	if echo "$line" | awk '{ exit !($3 == 0 && $4 == 0) }'; then
+		echo "result 0.00: too slow to measure on this host"
+		return 2
+	fi
+	echo "$line" | tr -s ' \t' ' ' | sed 's/^ //'
 	echo "$line" | awk -v s="$size" -v n="$iters" '{
 		exit !($1 == s && $2 == n && $3 > 0 && $3 <= $4 &&
 		       $5 >= $3 && $5 <= $4 && $6 >= $3 && $6 <= $4) }'
@@ -90,7 +103,7 @@ run() {
 	fi
 	case $r in
 	0) ok "$name # ${t}s: $sum" ;;
-	2) ok "$name # SKIP result 0.00 after ${t}s: too slow to measure on this host" ;;
+	2) ok "$name # SKIP after ${t}s: $sum" ;;
 	*)
 		echo "# $name: client exit $c, server exit $s (124: timed out after ${tmo}s)"
 		[ "$c" = 0 ] && [ "$s" = 0 ] && echo "# result not as expected: $sum"
