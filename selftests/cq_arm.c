@@ -216,10 +216,15 @@ TEST_F(arm, arm_with_unconsumed_cqe_fires_at_once)
 {
 	struct ibv_wc wc;
 
+	memcpy(A->buf, "arm-test", 8);
 	ASSERT_EQ(0, write_8(&self->p, A, 7)) TH_LOG("%s", rc_err);
-	/* Wait until the CQE is there, without consuming it. */
-	for (int i = 0; i < 5000 && !ibv_poll_cq(A->scq, 0, &wc); i++)
+	/*
+	 * Wait, without consuming it, until the CQE is there: the data lands
+	 * at the peer first and the CQE follows in the same engine step.
+	 */
+	for (int i = 0; i < 5000 && memcmp(B->buf + 4096, "arm-test", 8); i++)
 		usleep(1000);
+	ASSERT_EQ(0, memcmp(B->buf + 4096, "arm-test", 8));
 	EXPECT_EQ(0, event_within(A->ch, QUIET_MS));
 	ASSERT_EQ(0, ibv_req_notify_cq(A->scq, 0));
 	/* No further traffic: the waiting CQE alone makes the event. */

@@ -981,6 +981,12 @@ void shca_engine_qp_state_changed(struct shca_hca_qp *qp,
 		mutex_lock(&e->exec_lock);
 		shca_sq_drained_check(qp);
 		mutex_unlock(&e->exec_lock);
+		/*
+		 * A holder of exec_lock re-checks after unlocking: a sleeping
+		 * engine that scanned meanwhile left this QP's retry deadline
+		 * to us (it went to sleep without a timer for it).
+		 */
+		shca_engine_timer_changed();
 		break;
 	case SHCA_QPS_RTS:
 		/* WQEs posted before RTS start now. */
