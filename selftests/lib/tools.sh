@@ -74,6 +74,27 @@ check_lat() {
 		       $5 >= $3 && $5 <= $4 && $6 >= $3 && $6 <= $4) }'
 }
 
+# check_bw SIZE ITERS FILE: perftest bandwidth result line "bytes
+# iterations BW_peak BW_average MsgRate": SIZE and ITERS as asked,
+# 0 < BW_average <= BW_peak, a rate > 0. inf or 0.00: a skip, as above.
+check_bw() {
+	local size=$1 iters=$2 f=$3 line
+	line=$(grep -E '^ *[0-9]+ +[0-9]+ +([0-9]+\.[0-9]+|inf)' "$f" | tail -n 1)
+	[ -n "$line" ] || return 1
+	echo "$line" | tr -s ' \t' ' ' | sed 's/^ //'
+	echo "$line" | awk -v s="$size" -v n="$iters" '{ exit !($1 == s && $2 == n) }' ||
+		return 1
+	if echo "$line" | grep -Eq '(^|[[:space:]])-?(inf|nan)([[:space:]]|$)'; then
+		echo "perftest printed inf: its CPU frequency estimate failed (host too loaded)"
+		return 2
+	fi
+	if echo "$line" | awk '{ exit !($3 == 0 || $4 == 0) }'; then
+		echo "result 0.00: too slow to measure on this host"
+		return 2
+	fi
+	echo "$line" | awk '{ exit !($4 > 0 && $4 <= $3 * 1.0001 && $5 > 0) }'
+}
+
 # run NAME CHECK SERVER_CMD... -- CLIENT_CMD...
 # Both commands get "-p PORT"; the client also gets 127.0.0.1 at the end.
 # CHECK is a check_* command line; the client's output file is appended.
