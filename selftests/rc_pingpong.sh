@@ -42,19 +42,7 @@ fi
 
 # SOFTHCA_RC_LINK_TYPE=rxe: the same over rdma_rxe (shca0 made by hand as
 # rxe too), to check the script itself against a known implementation.
-if ! rdma dev show shca1 >/dev/null 2>&1; then
-	rdma link add shca1 type "${SOFTHCA_RC_LINK_TYPE:-softhca}" netdev veth1 && added_shca1=1
-fi
-g0= g1=
-for _ in $(seq 100); do
-	g0=$(gid_index shca0 198.18.0.1) && g1=$(gid_index shca1 198.18.0.2) && break
-	sleep 0.05
-done
-if [ -z "$g0" ] || [ -z "$g1" ]; then
-	echo "1..1"
-	nok "RoCE v2 GIDs of 198.18.0.1 on shca0 and 198.18.0.2 on shca1 (got '$g0' '$g1')"
-	exit 1
-fi
+shca1_gids || exit 1
 
 pp_sizes=(1 64 4096 65536 1048576)
 pt_tests=(ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat

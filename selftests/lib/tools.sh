@@ -24,6 +24,25 @@ gid_index() {
 	return 1
 }
 
+# shca1_gids: shca1 on veth1 unless it exists (then added_shca1=1, for
+# the caller's cleanup), and g0 / g1 the RoCE v2 GIDs of 198.18.0.1 on
+# shca0 and 198.18.0.2 on shca1; if they do not appear, a failing plan.
+shca1_gids() {
+	if ! rdma dev show shca1 >/dev/null 2>&1; then
+		rdma link add shca1 type "${SOFTHCA_RC_LINK_TYPE:-softhca}" \
+			netdev veth1 && added_shca1=1
+	fi
+	g0='' g1=''
+	for _ in $(seq 100); do
+		g0=$(gid_index shca0 198.18.0.1) &&
+			g1=$(gid_index shca1 198.18.0.2) && return 0
+		sleep 0.05
+	done
+	echo "1..1"
+	nok "RoCE v2 GIDs of 198.18.0.1 on shca0 and 198.18.0.2 on shca1 (got '$g0' '$g1')"
+	return 1
+}
+
 wait_listen() { # port
 	for _ in $(seq 200); do
 		ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
