@@ -199,24 +199,6 @@ static bool shca_mkey_covers(struct shca_hca_mkey *mkey, u64 va, u64 len)
 			     va - mkey->iova > mkey->length - len);
 }
 
-void shca_mkey_read(struct shca_hca_mkey *mkey, u64 va, void *buf, size_t len)
-{
-	if (!shca_mkey_covers(mkey, va, len))
-		return;
-	while (len) {
-		size_t pgoff;
-		struct page *page = shca_mkey_page(mkey, va, &pgoff);
-		size_t n = min_t(size_t, len, PAGE_SIZE - pgoff);
-		void *p = kmap_local_page(page);
-
-		memcpy(buf, p + pgoff, n);
-		kunmap_local(p);
-		buf += n;
-		va += n;
-		len -= n;
-	}
-}
-
 void shca_mkey_write(struct shca_hca_mkey *mkey, u64 va, const void *buf,
 		     size_t len)
 {

@@ -112,10 +112,9 @@ static inline struct page *shca_mkey_page(struct shca_hca_mkey *mkey, u64 va,
 struct shca_hca_mkey *shca_mkey_get(struct shca_hca *hca, u32 key, u32 pdn,
 				    u32 access, u64 va, u64 len);
 void shca_mkey_put(struct shca_hca_mkey *mkey);
-/* Copy between MKey-described memory and a kernel buffer; bounds checked
- * by shca_mkey_get() before. May not sleep.
+/* Copy a kernel buffer into MKey-described memory (an atomic's result);
+ * bounds checked by shca_mkey_get() before. May not sleep.
  */
-void shca_mkey_read(struct shca_hca_mkey *mkey, u64 va, void *buf, size_t len);
 void shca_mkey_write(struct shca_hca_mkey *mkey, u64 va, const void *buf,
 		     size_t len);
 /* 8-byte atomics on MKey memory (va 8-byte aligned); return the old value. */
