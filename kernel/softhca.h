@@ -46,6 +46,8 @@ struct shca_ucontext {
 	struct ib_ucontext ibucontext;
 	struct rdma_user_mmap_entry *uar_entry;
 	struct rdma_user_mmap_entry *engine_entry;
+	struct mutex wake_lock;			/* wake: created once */
+	struct shca_wake_file *wake;		/* wake.c, or NULL */
 };
 
 struct shca_pd {
@@ -207,6 +209,7 @@ void shca_queue_free(struct shca_mmap_entry *queue);
 
 /* wake.c */
 extern const struct uapi_definition shca_uapi_defs[];
+void shca_wake_file_detach(struct shca_ucontext *uctx);
 
 /* pd.c */
 int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);

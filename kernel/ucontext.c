@@ -146,6 +146,7 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 	err = shca_parse_ucontext_req(udata);
 	if (err)
 		return err;
+	mutex_init(&uctx->wake_lock);
 
 	err = shca_hca_exec(sdev->hca, SHCA_CMD_ALLOC_UAR, NULL, 0,
 			    &uar, sizeof(uar));
@@ -203,6 +204,7 @@ void shca_dealloc_ucontext(struct ib_ucontext *ibuctx)
 {
 	struct shca_ucontext *uctx = to_shca_uctx(ibuctx);
 
+	shca_wake_file_detach(uctx);
 	rdma_user_mmap_entry_remove(uctx->engine_entry);
 	rdma_user_mmap_entry_remove(uctx->uar_entry);
 }

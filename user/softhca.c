@@ -163,6 +163,8 @@ static struct verbs_context *softhca_alloc_context(struct ibv_device *ibdev,
 		ctx->engine = p;
 	}
 
+	ctx->wake_fd = env_flag("SOFTHCA_NO_WAKE_FD") ?
+		SOFTHCA_WAKE_FD_NOT_AVAILABLE : SOFTHCA_WAKE_FD_NONE;
 	ctx->single_threaded = env_flag("SOFTHCA_SINGLE_THREADED");
 	ctx->prefer_bf = env_flag("SOFTHCA_POST_SEND_PREFER_BF");
 	ctx->wqe_sig = env_flag("SOFTHCA_WQE_SIGNATURE");
@@ -198,6 +200,7 @@ static void softhca_free_context(struct ibv_context *ibctx)
 	struct softhca_context *ctx = to_sctx(ibctx);
 
 	unmap_pages(ctx);
+	softhca_wake_fd_close(ctx);
 	softhca_qp_table_free(ctx);
 	pthread_mutex_destroy(&ctx->qp_table_mutex);
 	softhca_lock_destroy(&ctx->bf_lock);

@@ -80,6 +80,11 @@ struct softhca_context {
 	const struct softhca_engine_page *engine;
 	size_t engine_size;
 
+	/* The wake fd (engine.c): SOFTHCA_WAKE_FD_NONE until the first
+	 * wake-up call opens it, SOFTHCA_WAKE_FD_NOT_AVAILABLE if the kernel
+	 * refused; opened under qp_table_mutex, read without a lock. */
+	int wake_fd;
+
 	/* BlueFlame: the next of the two buffers, and its lock, needed only
 	 * once two QPs of this context share the UAR (seed §3.1 step 3.5). */
 	struct softhca_lock bf_lock;
@@ -217,7 +222,10 @@ static inline struct softhca_qp *softhca_find_qp(struct softhca_context *ctx,
 			       __ATOMIC_ACQUIRE);
 }
 
-/* engine.c: the ENGINE_WAKE call. Returns 0 or an errno value. */
+/* engine.c: the wake-up call. Returns 0 or an errno value. */
+#define SOFTHCA_WAKE_FD_NONE		(-1)
+#define SOFTHCA_WAKE_FD_NOT_AVAILABLE	(-2)
+void softhca_wake_fd_close(struct softhca_context *ctx);
 int softhca_engine_wake(struct softhca_context *ctx);
 
 /*

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The wake fd (kernel/wake.c, user/engine.c): the cheap way in for the
+ * wake-up call the provider makes when the engine thread sleeps.
+ * - WAKE_FD_OPEN gives an O_CLOEXEC anon-inode fd, once per context
+ *   (EEXIST after), and no fd when the call fails;
+ * - SOFTHCA_WAKE_FD_KICK returns 0 while the context lives; any other
+ *   command is ENOTTY; after the context is closed, or its device removed
+ *   (disassociate), the kick fails with EIO;
+ * - an open wake fd holds a reference on the module;
+ * - with the engine thread not polling, the provider posts through its
+ *   wake fd (opened on the first wake-up call, one per context), and with
+ *   SOFTHCA_NO_WAKE_FD=1 through the ENGINE_WAKE method; both complete
+ *   every WR and make exactly one wake-up call per post.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+#include <rdma/softhca-abi.h>
+
+#include "kselftest_harness.h"
+#include "rc.h"
+#include "util.h"
+#include "verbs_util.h"
+
+#define PARAM		"/sys/module/softhca/parameters/"
+#define WAKE_NAME	"anon_inode:[softhca-wake]"
+
+/* WAKE_FD_OPEN with an out attribute of @len bytes: fd, or -errno. */
+static int wake_fd_open_len(struct ibv_context *ctx, uint16_t len)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attr;
+	} cmd;
+	uint64_t out = UINT64_MAX;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.hdr.length = sizeof(cmd);
+	cmd.hdr.object_id = UVERBS_OBJECT_DEVICE;
+	cmd.hdr.method_id = SOFTHCA_METHOD_WAKE_FD_OPEN;
+	cmd.hdr.num_attrs = 1;
+	cmd.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
+	cmd.attr.attr_id = SOFTHCA_ATTR_WAKE_FD_OPEN_FD;
+	cmd.attr.len = len;
+	cmd.attr.flags = UVERBS_ATTR_F_MANDATORY;
+	cmd.attr.data = (uintptr_t)&out;
+	if (ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &cmd))
+		return -errno;
+	return (int)(uint32_t)out;
+}
+
+static int wake_fd_open(struct ibv_context *ctx)
+{
+	return wake_fd_open_len(ctx, sizeof(uint32_t));
+}
+
+static int kick(int fd)
+{
+	return ioctl(fd, SOFTHCA_WAKE_FD_KICK, 0) ? -errno : 0;
+}
+
+/* How many of this process's fds are wake fds. */
+static int count_wake_fds(void)
+{
+	char path[300], link[128];
+	struct dirent *d;
+	int n = 0;
+	DIR *dir = opendir("/proc/self/fd");
+
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		ssize_t l;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
+		l = readlink(path, link, sizeof(link) - 1);
+		if (l <= 0)
+			continue;
+		link[l] = 0;
+		n += !strcmp(link, WAKE_NAME);
+	}
+	closedir(dir);
+	return n;
+}
+
+static long read_long(const char *path)
+{
+	char buf[64];
+
+	if (read_line(path, buf, sizeof(buf)))
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+static int write_param(const char *name, const char *val)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), PARAM "%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	ret = fputs(val, f) < 0 ? -EIO : 0;
+	if (fclose(f))
+		ret = -errno;
+	return ret;
+}
+
+FIXTURE(wake) {
+	struct ibv_context *ctx;
+};
+
+FIXTURE_SETUP(wake)
+{
+	self->ctx = open_dev("shca0");
+	ASSERT_NE(NULL, self->ctx);
+}
+
+FIXTURE_TEARDOWN(wake)
+{
+	if (self->ctx)
+		ibv_close_device(self->ctx);
+}
+
+TEST_F(wake, open_gives_one_cloexec_anon_fd)
+{
+	char path[64], link[128];
+	ssize_t l;
+	int fd = wake_fd_open(self->ctx);
+
+	ASSERT_LE(0, fd) TH_LOG("WAKE_FD_OPEN: %s", strerror(-fd));
+	EXPECT_EQ(FD_CLOEXEC, fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	l = readlink(path, link, sizeof(link) - 1);
+	ASSERT_LT(0, l);
+	link[l] = 0;
+	EXPECT_STREQ(WAKE_NAME, link);
+	EXPECT_EQ(1, count_wake_fds());
+
+	/* One per context. */
+	EXPECT_EQ(-EEXIST, wake_fd_open(self->ctx));
+	EXPECT_EQ(1, count_wake_fds());
+
+	EXPECT_EQ(0, kick(fd));
+	EXPECT_EQ(0, kick(fd));
+	EXPECT_EQ(-ENOTTY, ioctl(fd, SOFTHCA_WAKE_FD_KICK + 1, 0) ? -errno : 0);
+	EXPECT_EQ(-ENOTTY, ioctl(fd, RDMA_VERBS_IOCTL, 0) ? -errno : 0);
+	close(fd);
+}
+
+TEST_F(wake, bad_out_attribute_leaks_no_fd)
+{
+	int before = count_wake_fds();
+
+	/* Too short for a u32: uverbs refuses it before the handler. */
+	EXPECT_GT(0, wake_fd_open_len(self->ctx, 2));
+	EXPECT_EQ(before, count_wake_fds());
+	/* The context can still have its one wake fd. */
+	EXPECT_LE(0, wake_fd_open(self->ctx));
+	EXPECT_EQ(before + 1, count_wake_fds());
+}
+
+TEST_F(wake, kick_after_close_is_eio_and_fd_pins_module)
+{
+	long ref0 = read_long("/sys/module/softhca/refcnt");
+	int fd = wake_fd_open(self->ctx);
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, ref0);
+	EXPECT_EQ(ref0 + 1, read_long("/sys/module/softhca/refcnt"));
+	EXPECT_EQ(0, kick(fd));
+
+	ibv_close_device(self->ctx);
+	self->ctx = NULL;
+	/* The file outlives its context; the module stays pinned. */
+	EXPECT_EQ(-EIO, kick(fd));
+	EXPECT_EQ(ref0 + 1, read_long("/sys/module/softhca/refcnt"));
+	close(fd);
+	/* fput of the last reference is deferred to our return to user. */
+	EXPECT_EQ(ref0, read_long("/sys/module/softhca/refcnt"));
+}
+
+TEST(kick_after_device_removal_is_eio)
+{
+	struct ibv_context *ctx;
+	int added, fd;
+
+	rc_shca1_guard();
+	added = rc_shca1_add();
+	ASSERT_LE(0, added) TH_LOG("%s", rc_err);
+	ctx = open_dev("shca1");
+	ASSERT_NE(NULL, ctx);
+	fd = wake_fd_open(ctx);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, kick(fd));
+
+	/* Disassociate: the device goes although we hold it. */
+	ASSERT_EQ(0, rc_shca1_del()) TH_LOG("%s", rc_err);
+	EXPECT_EQ(-EIO, kick(fd));
+	close(fd);
+	ibv_close_device(ctx);
+	if (!added)
+		EXPECT_LE(0, rc_shca1_add());
+}
+
+FIXTURE(nopoll) {
+	int unused;
+};
+
+FIXTURE_SETUP(nopoll)
+{
+}
+
+/* Whatever happened, the next suite finds the engine polling again. */
+FIXTURE_TEARDOWN(nopoll)
+{
+	write_param("engine_poll", "1");
+}
+
+/*
+ * 200 SENDs with the engine thread told not to poll: each post's wake-up
+ * call carries it; with or without the wake fd.
+ */
+static void posts_through_wake_calls(struct __test_metadata *_metadata,
+				     bool no_wake_fd)
+{
+	struct rc_pair p = {};
+	struct rc_cfg c;
+	struct ibv_wc wc;
+	long w0, w1;
+	int i;
+
+	if (no_wake_fd)
+		setenv("SOFTHCA_NO_WAKE_FD", "1", 1);
+	else
+		unsetenv("SOFTHCA_NO_WAKE_FD");
+	rc_cfg_default(&c, RC_SAME_CTX);
+	ASSERT_EQ(0, rc_pair_open(&p, &c)) TH_LOG("%s", rc_err);
+	unsetenv("SOFTHCA_NO_WAKE_FD");
+	ASSERT_EQ(0, write_param("engine_poll", "0"));
+
+	w0 = read_long(PARAM "engine_wakeups");
+	for (i = 0; i < 200; i++) {
+		ASSERT_EQ(0, rc_post_recv(p.e[1].qp, i, p.e[1].buf, 64,
+					  p.e[1].mr->lkey));
+		ASSERT_EQ(0, rc_post_send(p.e[0].qp, IBV_WR_SEND, i,
+					  p.e[0].buf, 8, p.e[0].mr->lkey, 0, 0,
+					  IBV_SEND_SIGNALED, 0));
+		ASSERT_EQ(1, rc_poll(p.e[1].rcq, &wc, 1, 5000)) TH_LOG("post %d", i);
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+		ASSERT_EQ(8, wc.byte_len);
+		ASSERT_EQ(1, rc_poll(p.e[0].scq, &wc, 1, 5000));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+		ASSERT_EQ((uint64_t)i, wc.wr_id);
+	}
+	w1 = read_long(PARAM "engine_wakeups");
+	/* post_recv rings no engine; each post_send one call. */
+	EXPECT_LE(200, w1 - w0);
+	EXPECT_GE(200 + 20, w1 - w0);
+	EXPECT_EQ(no_wake_fd ? 0 : 1, count_wake_fds());
+	rc_pair_destroy(&p);
+	EXPECT_EQ(0, count_wake_fds());
+}
+
+TEST_F(nopoll, provider_posts_through_its_wake_fd)
+{
+	posts_through_wake_calls(_metadata, false);
+}
+
+TEST_F(nopoll, provider_without_wake_fd_uses_the_method)
+{
+	posts_through_wake_calls(_metadata, true);
+}
+
+TEST_HARNESS_MAIN
