@@ -51,6 +51,22 @@ enum shca_wait_kind {
 	SHCA_WAIT_TRANSPORT,	/* no answer: retry after the local ACK timeout */
 };
 
+/* What the requester needs of its QP's attributes for every WQE. */
+struct shca_path {
+	u8 dgid[16];
+	u32 dest_qpn;
+	u8 timeout;
+	u8 retry_cnt;
+	u8 rnr_retry;
+};
+
+/* ... and the responder of its own. */
+struct shca_resp_attrs {
+	u32 dest_qpn;
+	u32 access_flags;
+	u8 min_rnr_timer;
+};
+
 /* Engine state of one QP (qp->eng). */
 struct shca_engine_qp {
 	struct shca_hca_qp *qp;
@@ -61,6 +77,12 @@ struct shca_engine_qp {
 	u8 rnr_left;
 	u8 retry_left;
 	s64 wait_until;		/* ktime in ns; read locklessly by the pollers */
+	/* Copies of the QP's attributes at qp->attrs_gen (0: none yet). */
+	u32 path_gen;			/* under exec_lock */
+	struct shca_path path;
+	struct shca_route route;	/* to the responder, under exec_lock */
+	u32 resp_gen;			/* under resp_lock */
+	struct shca_resp_attrs resp;
 };
 
 /* One scatter/gather element, key checked once the MKey is held. */

@@ -18,11 +18,19 @@
 
 static LIST_HEAD(shca_fabric);
 static DEFINE_MUTEX(shca_fabric_lock);
+/* Routes cached before the last change are stale (struct shca_route). */
+static atomic_t shca_fabric_gen = ATOMIC_INIT(1);
+
+void shca_fabric_changed(void)
+{
+	atomic_inc(&shca_fabric_gen);
+}
 
 void shca_fabric_add(struct shca_hca *hca)
 {
 	mutex_lock(&shca_fabric_lock);
 	list_add_tail_rcu(&hca->fabric_node, &shca_fabric);
+	shca_fabric_changed();
 	mutex_unlock(&shca_fabric_lock);
 }
 
@@ -30,6 +38,7 @@ void shca_fabric_del(struct shca_hca *hca)
 {
 	mutex_lock(&shca_fabric_lock);
 	list_del_rcu(&hca->fabric_node);
+	shca_fabric_changed();
 	mutex_unlock(&shca_fabric_lock);
 	/* No lookup walks this instance any more. */
 	synchronize_rcu();
@@ -58,6 +67,7 @@ int shca_cmd_set_roce_address(struct shca_hca *hca,
 			break;
 	hca->gid_end = end;
 	spin_unlock_irqrestore(&hca->gid_lock, flags);
+	shca_fabric_changed();
 	return 0;
 }
 
@@ -92,5 +102,33 @@ struct shca_hca_qp *shca_fabric_find_qp(const u8 dgid[16], u32 dqpn)
 		}
 	}
 	rcu_read_unlock();
+	return qp;
+}
+
+struct shca_hca_qp *shca_fabric_route(struct shca_route *rt,
+				      const u8 dgid[16], u32 dqpn)
+{
+	struct shca_hca_qp *qp;
+	u32 gen;
+
+	rcu_read_lock();
+	gen = atomic_read(&shca_fabric_gen);
+	qp = rt->qp;
+	if (qp && rt->gen == gen && rt->dqpn == dqpn &&
+	    !memcmp(rt->dgid, dgid, sizeof(rt->dgid)) &&
+	    refcount_inc_not_zero(&qp->users)) {
+		rcu_read_unlock();
+		return qp;
+	}
+	rcu_read_unlock();
+
+	/* The generation read before the lookup: a change meanwhile makes
+	 * the next use look again.
+	 */
+	qp = shca_fabric_find_qp(dgid, dqpn);
+	rt->qp = qp;
+	rt->gen = gen;
+	rt->dqpn = dqpn;
+	memcpy(rt->dgid, dgid, sizeof(rt->dgid));
 	return qp;
 }

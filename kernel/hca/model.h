@@ -197,6 +197,12 @@ struct shca_hca_qp {
 	spinlock_t lock;
 	enum shca_qp_state state;
 	struct shca_qp_attrs attrs;	/* see hca.h MODIFY_QP */
+	/*
+	 * Bumped (release) with every change of attrs: the engine keeps
+	 * copies of what it needs per WQE and refreshes them, under the
+	 * lock, only when this moved.
+	 */
+	u32 attrs_gen;
 	bool sqd_event;			/* SQ_DRAINED owed for this SQD */
 
 	/* eng: execution state, see engine.c (under lock unless noted) */
@@ -282,6 +288,25 @@ void shca_fabric_del(struct shca_hca *hca);
  * a reference held, or NULL (nobody answers: the requester times out).
  */
 struct shca_hca_qp *shca_fabric_find_qp(const u8 dgid[16], u32 dqpn);
+
+/*
+ * A requester's last route: the QP @dgid / @dqpn reached, while no GID
+ * table, instance or QP changed since (@gen). No reference is kept: the
+ * pointer is used only while @gen is current, under RCU (a destroyed QP is
+ * freed after a grace period that starts after its change was counted).
+ */
+struct shca_route {
+	struct shca_hca_qp *qp;
+	u32 gen;
+	u32 dqpn;
+	u8 dgid[16];
+};
+
+/* shca_fabric_find_qp() through @rt, which the caller serialises. */
+struct shca_hca_qp *shca_fabric_route(struct shca_route *rt,
+				      const u8 dgid[16], u32 dqpn);
+/* Something a route depends on changed (a GID, an instance, a QP gone). */
+void shca_fabric_changed(void);
 
 /* ==== Event queues (issue 4; eq.c) ===================================== */
 

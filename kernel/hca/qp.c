@@ -86,6 +86,7 @@ int shca_cmd_create_qp(struct shca_hca *hca,
 	init_completion(&qp->free);
 	spin_lock_init(&qp->lock);
 	qp->state = SHCA_QPS_RESET;
+	qp->attrs_gen = 1;
 	INIT_LIST_HEAD(&qp->eng_node);
 
 	err = -EINVAL;
@@ -143,6 +144,8 @@ static void shca_qp_reset(struct shca_hca_qp *qp)
 	old = qp->state;
 	qp->state = SHCA_QPS_RESET;
 	memset(&qp->attrs, 0, sizeof(qp->attrs));
+	/* The attributes, then the generation the engine's copies check. */
+	smp_store_release(&qp->attrs_gen, qp->attrs_gen + 1);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (old != SHCA_QPS_RESET)
 		shca_engine_qp_state_changed(qp, old);
@@ -175,6 +178,8 @@ int shca_cmd_destroy_qp(struct shca_hca *hca,
 	}
 	__xa_erase(&hca->qps, in->qpn);
 	xa_unlock(&hca->qps);
+	/* Before kfree_rcu(): cached routes to it are stale from here. */
+	shca_fabric_changed();
 
 	shca_qp_put(qp);
 	if (!refcount_dec_and_test(&qp->users))
@@ -309,6 +314,8 @@ int shca_cmd_modify_qp(struct shca_hca *hca,
 		if (in->new_state == SHCA_QPS_SQD && old != SHCA_QPS_SQD)
 			WRITE_ONCE(qp->sqd_event, qp->attrs.sqd_notify);
 	}
+	if (!err) /* The attributes, then the generation the copies check. */
+		smp_store_release(&qp->attrs_gen, qp->attrs_gen + 1);
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	if (!err && old != in->new_state)

@@ -327,25 +327,25 @@ void shca_sgl_copy(struct shca_exec_ctx *ctx, struct shca_sgl *dst,
 
 /* ---- one step of the send queue ---------------------------------------- */
 
-struct shca_path {
-	u8 dgid[16];
-	u32 dest_qpn;
-	u8 timeout;
-	u8 retry_cnt;
-	u8 rnr_retry;
-};
-
-static void shca_path_get(struct shca_hca_qp *qp, struct shca_path *p)
+/* The QP's path as of its last change; under exec_lock. */
+static const struct shca_path *shca_path_get(struct shca_hca_qp *qp)
 {
+	struct shca_engine_qp *e = qp->eng;
+	struct shca_path *p = &e->path;
 	unsigned long flags;
 
+	/* Pairs with the release of the bump after the change. */
+	if (likely(smp_load_acquire(&qp->attrs_gen) == e->path_gen))
+		return p;
 	spin_lock_irqsave(&qp->lock, flags);
 	memcpy(p->dgid, qp->attrs.dgid, sizeof(p->dgid));
 	p->dest_qpn = qp->attrs.dest_qpn;
 	p->timeout = qp->attrs.timeout;
 	p->retry_cnt = qp->attrs.retry_cnt;
 	p->rnr_retry = qp->attrs.rnr_retry;
+	e->path_gen = qp->attrs_gen;
 	spin_unlock_irqrestore(&qp->lock, flags);
+	return p;
 }
 
 /*
@@ -446,8 +446,8 @@ enum shca_step shca_sq_step(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 	struct shca_engine_qp *e = qp->eng;
 	struct shca_wqe *w = &ctx->wqe;
 	struct shca_hca_qp *resp;
+	const struct shca_path *p;
 	struct shca_answer ans;
-	struct shca_path p;
 	u32 access;
 	int err;
 
@@ -462,12 +462,12 @@ enum shca_step shca_sq_step(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 		return SHCA_STEP_DONE;
 	}
 
-	shca_path_get(qp, &p);
+	p = shca_path_get(qp);
 	if (e->wait_kind == SHCA_WAIT_NONE) {
 		/* A new WQE: fresh retry counters. */
-		e->rnr_left = p.rnr_retry;
-		e->retry_left = p.retry_cnt;
-	} else if (e->wait_kind == SHCA_WAIT_TRANSPORT && p.timeout) {
+		e->rnr_left = p->rnr_retry;
+		e->retry_left = p->retry_cnt;
+	} else if (e->wait_kind == SHCA_WAIT_TRANSPORT && p->timeout) {
 		/* The ACK timer expired once more. */
 		if (!e->retry_left) {
 			shca_sq_fail(qp, w,
@@ -494,7 +494,7 @@ enum shca_step shca_sq_step(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 	}
 
 	ans.kind = SHCA_ANS_NONE;
-	resp = shca_fabric_find_qp(p.dgid, p.dest_qpn);
+	resp = shca_fabric_route(&e->route, p->dgid, p->dest_qpn);
 	if (resp) {
 		shca_resp_handle(ctx, qp, resp, &ans);
 		shca_qp_put(resp);
@@ -509,7 +509,7 @@ enum shca_step shca_sq_step(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 		shca_sq_fail(qp, w, ans.syndrome);
 		return SHCA_STEP_DONE;
 	case SHCA_ANS_RNR:
-		if (p.rnr_retry != 7) {
+		if (p->rnr_retry != 7) {
 			if (!e->rnr_left) {
 				shca_sq_fail(qp, w,
 					     SOFTHCA_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
@@ -523,8 +523,8 @@ enum shca_step shca_sq_step(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 		return SHCA_STEP_WAIT;
 	case SHCA_ANS_NONE:
 	default:
-		shca_wait_set(qp, SHCA_WAIT_TRANSPORT, p.timeout ?
-			      4096ULL << min_t(u8, p.timeout, 31) :
+		shca_wait_set(qp, SHCA_WAIT_TRANSPORT, p->timeout ?
+			      4096ULL << min_t(u8, p->timeout, 31) :
 			      SHCA_INFINITE_RETRY_NS);
 		return SHCA_STEP_WAIT;
 	}

@@ -303,26 +303,39 @@ static void shca_resp_atomic(struct shca_exec_ctx *ctx,
 	ans->kind = SHCA_ANS_ACK;
 }
 
+/* The responder's attributes as of their last change; under resp_lock. */
+static const struct shca_resp_attrs *
+shca_resp_attrs_get(struct shca_hca_qp *qp)
+{
+	struct shca_engine_qp *e = qp->eng;
+	struct shca_resp_attrs *a = &e->resp;
+	unsigned long flags;
+
+	/* Pairs with the release of the bump after the change. */
+	if (likely(smp_load_acquire(&qp->attrs_gen) == e->resp_gen))
+		return a;
+	spin_lock_irqsave(&qp->lock, flags);
+	a->dest_qpn = qp->attrs.dest_qpn;
+	a->access_flags = qp->attrs.access_flags;
+	a->min_rnr_timer = qp->attrs.min_rnr_timer;
+	e->resp_gen = qp->attrs_gen;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return a;
+}
+
 void shca_resp_handle(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
 		      struct shca_hca_qp *resp, struct shca_answer *ans)
 {
+	const struct shca_resp_attrs *a;
 	enum shca_qp_state state;
-	unsigned long flags;
-	u32 dest_qpn, access;
-	u8 rnr_timer;
 
 	ans->kind = SHCA_ANS_NONE;
 	mutex_lock(&resp->eng->resp_lock);
 
-	spin_lock_irqsave(&resp->lock, flags);
-	state = resp->state;
-	dest_qpn = resp->attrs.dest_qpn;
-	access = resp->attrs.access_flags;
-	rnr_timer = resp->attrs.min_rnr_timer;
-	spin_unlock_irqrestore(&resp->lock, flags);
-
+	a = shca_resp_attrs_get(resp);
+	state = READ_ONCE(resp->state);
 	/* A QP that cannot receive, or is connected elsewhere, drops it. */
-	if (!shca_qp_state_receives(state) || dest_qpn != req->qpn)
+	if (!shca_qp_state_receives(state) || a->dest_qpn != req->qpn)
 		goto out;
 
 	switch (ctx->wqe.opcode) {
@@ -332,18 +345,18 @@ void shca_resp_handle(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
 		break;
 	case SOFTHCA_OPCODE_RDMA_WRITE:
 	case SOFTHCA_OPCODE_RDMA_WRITE_IMM:
-		shca_resp_write(ctx, req, resp, access, ans);
+		shca_resp_write(ctx, req, resp, a->access_flags, ans);
 		break;
 	case SOFTHCA_OPCODE_RDMA_READ:
-		shca_resp_read(ctx, resp, access, ans);
+		shca_resp_read(ctx, resp, a->access_flags, ans);
 		break;
 	case SOFTHCA_OPCODE_ATOMIC_CS:
 	case SOFTHCA_OPCODE_ATOMIC_FA:
-		shca_resp_atomic(ctx, resp, access, ans);
+		shca_resp_atomic(ctx, resp, a->access_flags, ans);
 		break;
 	}
 	if (ans->kind == SHCA_ANS_RNR)
-		ans->rnr_timer = rnr_timer;
+		ans->rnr_timer = a->min_rnr_timer;
 out:
 	mutex_unlock(&resp->eng->resp_lock);
 }
