@@ -182,7 +182,7 @@ int shca_cqe_write(struct shca_hca_cq *cq, const struct softhca_cqe *cqe)
 	}
 
 	slot = &cq->ring[pi & (cnt - 1)];
-	memcpy(slot, cqe, offsetof(struct softhca_cqe, op_own));
+	shca_copy(slot, cqe, offsetof(struct softhca_cqe, op_own));
 	/* The whole CQE (and the data it reports) before its owner byte. */
 	smp_wmb();
 	WRITE_ONCE(slot->op_own, (cqe->op_own & ~SOFTHCA_CQE_OWNER_MASK) |

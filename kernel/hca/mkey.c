@@ -210,7 +210,7 @@ void shca_mkey_write(struct shca_hca_mkey *mkey, u64 va, const void *buf,
 		size_t n = min_t(size_t, len, PAGE_SIZE - pgoff);
 		void *p = kmap_local_page(page);
 
-		memcpy(p + pgoff, buf, n);
+		shca_copy(p + pgoff, buf, n);
 		kunmap_local(p);
 		flush_dcache_page(page);
 		buf += n;

@@ -24,9 +24,28 @@
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <linux/xarray.h>
+#include <asm/unaligned.h>
 #include <rdma/softhca-queue.h>
 
 #include "hca.h"
+
+/*
+ * Copy @len bytes 8 at a time, then the tail: the engine's copies (WQEs,
+ * CQEs, payloads). The kernel's memcpy() is "rep movsb" on ERMS CPUs,
+ * which QEMU's TCG (the test VM) runs a byte per step: 137 ns for 64
+ * bytes there against 24 ns for this loop; on hardware its start-up cost
+ * is the most of a small copy.
+ */
+static inline void shca_copy(void *dst, const void *src, size_t len)
+{
+	const u8 *s = src;
+	u8 *d = dst;
+
+	for (; len >= 8; len -= 8, d += 8, s += 8)
+		put_unaligned(get_unaligned((const u64 *)s), (u64 *)d);
+	for (; len; len--)
+		*d++ = *s++;
+}
 
 struct shca_hca_mkey;
 struct shca_hca_cq;

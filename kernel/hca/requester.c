@@ -43,9 +43,9 @@ static void shca_sq_copy(struct shca_hca_qp *qp, void *dst, u32 off, u32 len)
 
 	off &= size - 1;
 	n = min(len, size - off);
-	memcpy(dst, qp->sq_buf + off, n);
+	shca_copy(dst, qp->sq_buf + off, n);
 	if (len > n)
-		memcpy(dst + n, qp->sq_buf, len - n);
+		shca_copy(dst + n, qp->sq_buf, len - n);
 }
 
 static u32 shca_ds_to_nbb(u32 ds)
@@ -298,12 +298,12 @@ void shca_sgl_copy(struct shca_exec_ctx *ctx, struct shca_sgl *dst,
 		n = min3(len, d->len - doff, (u64)(PAGE_SIZE - dpg));
 		dp = kmap_local_page(dpage);
 		if (src->inl) {
-			memcpy(dp + dpg, src->inl + soff, n);
+			shca_copy(dp + dpg, src->inl + soff, n);
 		} else {
 			spage = shca_mkey_page(s->mkey, s->va + soff, &spg);
 			n = min3((u64)n, s->len - soff, (u64)(PAGE_SIZE - spg));
 			sp = kmap_local_page(spage);
-			memcpy(dp + dpg, sp + spg, n);
+			shca_copy(dp + dpg, sp + spg, n);
 			kunmap_local(sp);
 		}
 		kunmap_local(dp);

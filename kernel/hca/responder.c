@@ -53,7 +53,7 @@ static int shca_rwqe_fetch(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 			    SHCA_ENG_SGE_MAX);
 	u32 i = 0, n = 0;
 
-	memcpy(ctx->rwqe_buf, qp->rq_buf + (slot << qp->rq_wqe_shift), stride);
+	shca_copy(ctx->rwqe_buf, qp->rq_buf + (slot << qp->rq_wqe_shift), stride);
 	if (sgl) {
 		sgl->n = 0;
 		sgl->len = 0;
