@@ -195,7 +195,7 @@ static void sq_doorbell(struct softhca_context *ctx, struct softhca_qp *qp,
 	/* The BF lock, once several QPs share this UAR: read the flag once. */
 	locked = __atomic_load_n(&ctx->bf_lock.need_lock, __ATOMIC_RELAXED);
 	if (locked)
-		pthread_spin_lock(&ctx->bf_lock.lock);
+		softhca_spin_lock(&ctx->bf_lock.held);
 	reg = (uint8_t *)ctx->uar +
 	      __atomic_load_n(&ctx->bf_offset, __ATOMIC_RELAXED);
 
@@ -224,7 +224,7 @@ static void sq_doorbell(struct softhca_context *ctx, struct softhca_qp *qp,
 				 SOFTHCA_UAR_BF_SIZE,
 			 __ATOMIC_RELAXED);
 	if (locked)
-		pthread_spin_unlock(&ctx->bf_lock.lock);
+		softhca_spin_unlock(&ctx->bf_lock.held);
 }
 
 /* BlueFlame size limit: one buffer, as the kernel states it. */
