@@ -693,8 +693,11 @@ slept:
 
 static struct shca_exec_ctx *shca_ctx_get(struct shca_engine_hca *eh)
 {
-	struct shca_exec_ctx *ctx = xchg(&eh->spare_ctx, NULL);
+	unsigned int i, start = raw_smp_processor_id();
+	struct shca_exec_ctx *ctx = NULL;
 
+	for (i = 0; i < SHCA_SPARE_CTX && !ctx; i++)
+		ctx = xchg(&eh->spare_ctx[(start + i) % SHCA_SPARE_CTX], NULL);
 	if (!ctx)
 		ctx = kmalloc(sizeof(*ctx), GFP_KERNEL);
 	if (ctx) {
@@ -706,8 +709,13 @@ static struct shca_exec_ctx *shca_ctx_get(struct shca_engine_hca *eh)
 
 static void shca_ctx_put(struct shca_engine_hca *eh, struct shca_exec_ctx *ctx)
 {
-	if (cmpxchg(&eh->spare_ctx, NULL, ctx))
-		kfree(ctx);
+	unsigned int i, start = raw_smp_processor_id();
+
+	for (i = 0; i < SHCA_SPARE_CTX; i++)
+		if (!cmpxchg(&eh->spare_ctx[(start + i) % SHCA_SPARE_CTX],
+			     NULL, ctx))
+			return;
+	kfree(ctx);
 }
 
 /*
@@ -860,6 +868,7 @@ int shca_engine_hca_init(struct shca_hca *hca)
 void shca_engine_hca_fini(struct shca_hca *hca)
 {
 	struct shca_engine_hca *eh = hca->eng;
+	unsigned int i;
 
 	if (!eh)
 		return;
@@ -872,7 +881,8 @@ void shca_engine_hca_fini(struct shca_hca *hca)
 
 	WARN_ON_ONCE(!list_empty(&eh->qps));
 	WARN_ON_ONCE(!list_empty(&eh->cqs));
-	kfree(eh->spare_ctx);
+	for (i = 0; i < SHCA_SPARE_CTX; i++)
+		kfree(eh->spare_ctx[i]);
 	hca->eng = NULL;
 	kfree(eh);
 }

@@ -34,6 +34,8 @@
 
 extern struct srcu_struct shca_engine_srcu;
 
+#define SHCA_SPARE_CTX		8	/* power of two */
+
 /* Engine state of one HCA (hca->eng). */
 struct shca_engine_hca {
 	struct shca_hca *hca;
@@ -42,7 +44,11 @@ struct shca_engine_hca {
 	spinlock_t qps_lock;			/* writers of @qps and @cqs */
 	struct list_head qps;			/* every QP, via qp->eng_node (SRCU) */
 	struct list_head cqs;			/* every CQ, via cq->eng_node (SRCU) */
-	struct shca_exec_ctx *spare_ctx;	/* cached context for wake-up calls */
+	/* Contexts for wake-up calls, kept: concurrent callers each need
+	 * one, and a kmalloc() per call (zeroed, with init_on_alloc) cost
+	 * more than the call's work.
+	 */
+	struct shca_exec_ctx *spare_ctx[SHCA_SPARE_CTX];
 };
 
 enum shca_wait_kind {
