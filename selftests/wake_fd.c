@@ -7,6 +7,8 @@
  * - SOFTHCA_WAKE_FD_KICK returns 0 while the context lives; any other
  *   command is ENOTTY; after the context is closed, or its device removed
  *   (disassociate), the kick fails with EIO;
+ * - kicks racing with the context's close from another thread return 0
+ *   or EIO, never anything else, and EIO from then on;
  * - an open wake fd holds a reference on the module;
  * - with the engine thread not polling, the provider posts through its
  *   wake fd (opened on the first wake-up call, one per context), and with
@@ -14,6 +16,7 @@
  *   every WR and make exactly one wake-up call per post.
  */
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -190,6 +193,53 @@ TEST_F(wake, kick_after_close_is_eio_and_fd_pins_module)
 	close(fd);
 	/* fput of the last reference is deferred to our return to user. */
 	EXPECT_EQ(ref0, read_long("/sys/module/softhca/refcnt"));
+}
+
+struct kicker {
+	int fd;
+	volatile int stop;
+	long ok, eio, other;
+};
+
+static void *kick_loop(void *arg)
+{
+	struct kicker *k = arg;
+
+	while (!k->stop) {
+		int ret = kick(k->fd);
+
+		if (!ret)
+			k->ok++;
+		else if (ret == -EIO)
+			k->eio++;
+		else
+			k->other++;
+	}
+	return NULL;
+}
+
+TEST_F(wake, kicks_racing_with_close)
+{
+	struct kicker k = {};
+	pthread_t t[2];
+	int i;
+
+	k.fd = wake_fd_open(self->ctx);
+	ASSERT_LE(0, k.fd);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, kick_loop, &k));
+	usleep(20000);
+	ibv_close_device(self->ctx);
+	self->ctx = NULL;
+	usleep(20000);
+	k.stop = 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	EXPECT_LT(0, k.ok);
+	EXPECT_LT(0, k.eio);
+	EXPECT_EQ(0, k.other);
+	EXPECT_EQ(-EIO, kick(k.fd));
+	close(k.fd);
 }
 
 TEST(kick_after_device_removal_is_eio)
