@@ -19,11 +19,12 @@
 static LIST_HEAD(shca_fabric);
 static DEFINE_MUTEX(shca_fabric_lock);
 /* Routes cached before the last change are stale (struct shca_route). */
-static atomic_t shca_fabric_gen = ATOMIC_INIT(1);
+/* 64 bits: a wrapped counter could match a route to a freed QP. */
+static atomic64_t shca_fabric_gen = ATOMIC64_INIT(1);
 
 void shca_fabric_changed(void)
 {
-	atomic_inc(&shca_fabric_gen);
+	atomic64_inc(&shca_fabric_gen);
 }
 
 void shca_fabric_add(struct shca_hca *hca)
@@ -109,10 +110,10 @@ struct shca_hca_qp *shca_fabric_route(struct shca_route *rt,
 				      const u8 dgid[16], u32 dqpn)
 {
 	struct shca_hca_qp *qp;
-	u32 gen;
+	u64 gen;
 
 	rcu_read_lock();
-	gen = atomic_read(&shca_fabric_gen);
+	gen = atomic64_read(&shca_fabric_gen);
 	qp = rt->qp;
 	if (qp && rt->gen == gen && rt->dqpn == dqpn &&
 	    !memcmp(rt->dgid, dgid, sizeof(rt->dgid)) &&

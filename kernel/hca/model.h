@@ -316,7 +316,7 @@ struct shca_hca_qp *shca_fabric_find_qp(const u8 dgid[16], u32 dqpn);
  */
 struct shca_route {
 	struct shca_hca_qp *qp;
-	u32 gen;
+	u64 gen;
 	u32 dqpn;
 	u8 dgid[16];
 };
