@@ -6,7 +6,10 @@
  * stale keys), length errors, transport retry exhaustion, the QP moving to
  * ERR and flushing everything with IBV_WC_WR_FLUSH_ERR (also what is posted
  * afterwards), recovery through RESET, CQ overrun, and send WQEs beyond
- * the QP's granted caps (a provider that ignores them).
+ * the QP's granted caps (a provider that ignores them). The requester's
+ * cached route (kernel/hca/gid.c) must not outlive what it depends on: a
+ * SEND that went through, then the destination QP destroyed, or its GID
+ * removed, and the next SEND gets no answer.
  *
  * Statuses are the ones a ConnectX reports (and rdma_rxe, where the two
  * agree): the requester sees the NAK's class (REM_ACCESS_ERR,
@@ -24,6 +27,7 @@
 
 #include "kselftest_harness.h"
 #include "rc.h"
+#include "util.h"
 /* The provider's QP (its granted caps), to post past them: see below. */
 #include "../user/softhca.h"
 
@@ -719,6 +723,132 @@ TEST_F(err, transport_retry_exceeded)
 	rc_expect_err(_metadata, A->scq, 2, IBV_WC_WR_FLUSH_ERR, A);
 	expect_state(_metadata, A, IBV_QPS_ERR, "requester");
 	TH_LOG("RETRY_EXC_ERR after %llu us", (unsigned long long)t);
+}
+
+/* One SEND from A to B that arrives: A's route to B is cached now. */
+static void send_that_arrives(struct __test_metadata *_metadata,
+			      struct rc_pair *p)
+{
+	struct rc_end *a = &p->e[0], *b = &p->e[1];
+	struct rc_wc_want w;
+
+	ASSERT_EQ(0, rc_post_recv(b->qp, 7, b->buf, 64, b->mr->lkey));
+	ASSERT_EQ(0, rc_post_send(a->qp, IBV_WR_SEND, 1, a->buf, 16, a->mr->lkey,
+				  0, 0, IBV_SEND_SIGNALED, 0));
+	w = rc_want_req(1, IBV_WC_SEND, 16, a);
+	rc_expect_wc(_metadata, a->scq, &w);
+	w = rc_want_recv(7, IBV_WC_RECV, 16, b, a);
+	rc_expect_wc(_metadata, b->rcq, &w);
+}
+
+/* The next SEND from A finds nobody: RETRY_EXC_ERR, A in ERR. */
+static void send_that_times_out(struct __test_metadata *_metadata,
+				struct rc_pair *p)
+{
+	struct rc_end *a = &p->e[0];
+
+	ASSERT_EQ(0, rc_post_send(a->qp, IBV_WR_SEND, 2, a->buf, 16, a->mr->lkey,
+				  0, 0, IBV_SEND_SIGNALED, 0));
+	rc_expect_err(_metadata, a->scq, 2, IBV_WC_RETRY_EXC_ERR, a);
+	expect_state(_metadata, a, IBV_QPS_ERR, "requester");
+}
+
+TEST_F(err, route_to_destroyed_qp_times_out)
+{
+	rc_reopen(_metadata, &self->p, retry2);
+	send_that_arrives(_metadata, &self->p);
+	ASSERT_EQ(0, ibv_destroy_qp(B->qp));
+	B->qp = NULL;
+	send_that_times_out(_metadata, &self->p);
+}
+
+static int shca1_has_ip1(void *arg)
+{
+	struct ibv_context *ctx = arg;
+
+	return rc_find_gid(ctx, RC_IP1) >= 0;
+}
+
+static int shca1_lacks_ip1(void *arg)
+{
+	return !shca1_has_ip1(arg);
+}
+
+/*
+ * A is reconnected (RESET -> RTS) to a second QP B2 of B's context, sharing
+ * B's CQs: A's next SEND arrives at B2, not at B (whose receive stays
+ * posted). The engine's copies of A's path must follow the modify.
+ */
+TEST_F(err, reconnected_requester_reaches_new_peer)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = B->scq,
+		.recv_cq = B->rcq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct ibv_qp *b1 = B->qp, *b2;
+	struct rc_wc_want w;
+	struct ibv_wc wc;
+
+	send_that_arrives(_metadata, &self->p);
+	b2 = ibv_create_qp(B->pd, &ia);
+	ASSERT_NE(NULL, b2);
+	B->qp = b2;
+	EXPECT_EQ(0, rc_end_connect(&self->p, 1)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(0, ibv_modify_qp(A->qp, &reset, IBV_QP_STATE));
+	EXPECT_EQ(0, rc_end_connect(&self->p, 0)) TH_LOG("%s", rc_err);
+	B->qp = b1;
+	ASSERT_EQ(0, rc_post_recv(b1, 8, B->buf, 64, B->mr->lkey));
+	ASSERT_EQ(0, rc_post_recv(b2, 9, B->buf + 64, 64, B->mr->lkey));
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 3, A->buf, 16, A->mr->lkey,
+				  0, 0, IBV_SEND_SIGNALED, 0));
+	w = rc_want_req(3, IBV_WC_SEND, 16, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	ASSERT_EQ(1, rc_poll(B->rcq, &wc, 1, RC_WC_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(9, wc.wr_id) TH_LOG("the SEND went to %#x, B2 is %#x",
+				     wc.qp_num, b2->qp_num);
+	EXPECT_EQ(b2->qp_num, wc.qp_num);
+	EXPECT_EQ(A->qp->qp_num, wc.src_qp);
+	EXPECT_EQ(0, ibv_destroy_qp(b2));
+}
+
+/* B on shca1, whose address (and RoCE GID with it) a test takes away. */
+FIXTURE(gid) {
+	struct rc_pair p;
+	bool ip1_removed;	/* put back by the teardown */
+};
+
+FIXTURE_SETUP(gid)
+{
+	struct rc_cfg c;
+
+	rc_cfg_default(&c, RC_CROSS_DEV);
+	retry2(&c);
+	ASSERT_EQ(0, rc_pair_open(&self->p, &c)) TH_LOG("%s", rc_err);
+}
+
+FIXTURE_TEARDOWN(gid)
+{
+	rc_pair_destroy(&self->p);
+	if (self->ip1_removed)
+		sh("ip addr add %s/24 dev veth1", RC_IP1);
+}
+
+/* B's GID goes away while B's QP lives. */
+TEST_F(gid, route_after_gid_removed_times_out)
+{
+	send_that_arrives(_metadata, &self->p);
+	ASSERT_EQ(0, sh("ip addr del %s/24 dev veth1", RC_IP1));
+	self->ip1_removed = true;
+	EXPECT_TRUE(wait_until(shca1_lacks_ip1, B->ctx, 5000));
+	send_that_times_out(_metadata, &self->p);
+	self->ip1_removed = false;
+	EXPECT_EQ(0, sh("ip addr add %s/24 dev veth1", RC_IP1));
+	EXPECT_TRUE(wait_until(shca1_has_ip1, B->ctx, 5000));
 }
 
 /* ---- CQ overrun ---------------------------------------------------------------- */
