@@ -107,9 +107,11 @@ UVERBS_HANDLER(SOFTHCA_METHOD_ENGINE_WAKE)(struct uverbs_attr_bundle *attrs)
 }
 
 /*
- * Runs with uverbs' hw_destroy_rwsem held for read, so the context cannot
- * be torn down (shca_dealloc_ucontext()) meanwhile; wake_lock orders
- * concurrent calls of the same context.
+ * The context cannot be torn down (shca_dealloc_ucontext()) while this
+ * runs: a close happens only at the last release of the command fd, not
+ * during an ioctl on it, and disassociate first waits for running methods
+ * (uverbs' disassociate SRCU). wake_lock orders concurrent calls of the
+ * same context.
  */
 static int
 UVERBS_HANDLER(SOFTHCA_METHOD_WAKE_FD_OPEN)(struct uverbs_attr_bundle *attrs)

@@ -24,6 +24,10 @@ static atomic64_t shca_fabric_gen = ATOMIC64_INIT(1);
 
 void shca_fabric_changed(void)
 {
+	/* The change (QP erased, GID written), then the count a route
+	 * reader checks: pairs with the acquire in shca_fabric_route().
+	 */
+	smp_mb__before_atomic();
 	atomic64_inc(&shca_fabric_gen);
 }
 
@@ -113,7 +117,10 @@ struct shca_hca_qp *shca_fabric_route(struct shca_route *rt,
 	u64 gen;
 
 	rcu_read_lock();
-	gen = atomic64_read(&shca_fabric_gen);
+	/* Before the lookup's loads, so a route cached with @gen is not
+	 * older than @gen.
+	 */
+	gen = atomic64_read_acquire(&shca_fabric_gen);
 	qp = rt->qp;
 	if (qp && rt->gen == gen && rt->dqpn == dqpn &&
 	    !memcmp(rt->dgid, dgid, sizeof(rt->dgid)) &&
