@@ -11,11 +11,12 @@
  * Two ways in, the same work (shca_hca_wake()):
  * - ENGINE_WAKE, a driver method on UVERBS_OBJECT_DEVICE without
  *   attributes: ioctl(RDMA_VERBS_IOCTL) on the context's command fd;
- * - the wake fd (WAKE_FD_OPEN, at most one per context): ioctl
- *   SOFTHCA_WAKE_FD_KICK on a file of our own. While the engine thread is
- *   kept off the CPUs (two busy pollers on two CPUs) every post makes this
- *   call, and the uverbs dispatch (method lookup, attribute bundle, SRCU)
- *   cost more than the work itself.
+ * - the wake fd (WAKE_FD_OPEN, at most one per context): fsync() on a file
+ *   of our own. While the engine thread is kept off the CPUs (two busy
+ *   pollers on two CPUs) every post makes this call, and the uverbs
+ *   dispatch (method lookup, attribute bundle, SRCU) cost more than the
+ *   work itself; an ioctl on our own file still paid the LSM ioctl hook
+ *   (0.4 us under TCG), fsync() has none.
  *
  * A wake fd lives as long as its file, not its context: the context's
  * teardown (close, or disassociate when the device goes away) detaches it,
@@ -53,13 +54,12 @@ static void shca_wake_file_put(struct shca_wake_file *w)
 		kfree(w);
 }
 
-static long shca_wake_file_ioctl(struct file *file, unsigned int cmd,
-				 unsigned long arg)
+/* fsync(): run the HCA's pending doorbells now, in the caller's context. */
+static int shca_wake_file_fsync(struct file *file, loff_t start, loff_t end,
+				int datasync)
 {
 	struct shca_wake_file *w = file->private_data;
 
-	if (cmd != SOFTHCA_WAKE_FD_KICK)
-		return -ENOTTY;
 	if (!refcount_inc_not_zero(&w->active))
 		return -EIO;
 	shca_hca_wake(w->hca);
@@ -76,8 +76,7 @@ static int shca_wake_file_release(struct inode *inode, struct file *file)
 
 static const struct file_operations shca_wake_fops = {
 	.owner = THIS_MODULE,
-	.unlocked_ioctl = shca_wake_file_ioctl,
-	.compat_ioctl = compat_ptr_ioctl,
+	.fsync = shca_wake_file_fsync,
 	.release = shca_wake_file_release,
 	.llseek = noop_llseek,
 };

@@ -4,8 +4,8 @@
  * wake-up call the provider makes when the engine thread sleeps.
  * - WAKE_FD_OPEN gives an O_CLOEXEC anon-inode fd, once per context
  *   (EEXIST after), and no fd when the call fails;
- * - SOFTHCA_WAKE_FD_KICK returns 0 while the context lives; any other
- *   command is ENOTTY; after the context is closed, or its device removed
+ * - fsync() (the kick) returns 0 while the context lives; every ioctl is
+ *   ENOTTY; after the context is closed, or its device removed
  *   (disassociate), the kick fails with EIO;
  * - kicks racing with the context's close from another thread return 0
  *   or EIO, never anything else, and EIO from then on;
@@ -69,7 +69,7 @@ static int wake_fd_open(struct ibv_context *ctx)
 
 static int kick(int fd)
 {
-	return ioctl(fd, SOFTHCA_WAKE_FD_KICK, 0) ? -errno : 0;
+	return fsync(fd) ? -errno : 0;
 }
 
 /* How many of this process's fds are wake fds. */
@@ -158,7 +158,8 @@ TEST_F(wake, open_gives_one_cloexec_anon_fd)
 
 	EXPECT_EQ(0, kick(fd));
 	EXPECT_EQ(0, kick(fd));
-	EXPECT_EQ(-ENOTTY, ioctl(fd, SOFTHCA_WAKE_FD_KICK + 1, 0) ? -errno : 0);
+	EXPECT_EQ(0, fdatasync(fd) ? -errno : 0);
+	EXPECT_EQ(-ENOTTY, ioctl(fd, _IO(0x1b, 0x40), 0) ? -errno : 0);
 	EXPECT_EQ(-ENOTTY, ioctl(fd, RDMA_VERBS_IOCTL, 0) ? -errno : 0);
 	close(fd);
 }

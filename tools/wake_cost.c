@@ -7,7 +7,7 @@
  *
  *   getppid           the cheapest system call
  *   ioctl_devnull     an ioctl on a plain file (fd lookup, LSM hook, vfs)
- *   wake_fd_kick      SOFTHCA_WAKE_FD_KICK on a wake fd (no pending work)
+ *   wake_fd_fsync     fsync() on a wake fd, the provider's call (no pending work)
  *   engine_wake       the SOFTHCA_METHOD_ENGINE_WAKE uverbs method
  *
  *   wake_cost [-d DEV] [-n CALLS]
@@ -71,9 +71,9 @@ static int wake_fd_open(int cmd_fd)
 	return (int)fd;
 }
 
-enum call { GETPPID, IOCTL_DEVNULL, WAKE_FD_KICK, ENGINE_WAKE, NCALLS };
+enum call { GETPPID, IOCTL_DEVNULL, WAKE_FD_FSYNC, ENGINE_WAKE, NCALLS };
 static const char *const names[NCALLS] = {
-	"getppid", "ioctl_devnull", "wake_fd_kick", "engine_wake",
+	"getppid", "ioctl_devnull", "wake_fd_fsync", "engine_wake",
 };
 
 /* One call; 0 or -errno. */
@@ -89,8 +89,8 @@ static int call_once(enum call c, int null_fd, int wake_fd, int cmd_fd,
 	case IOCTL_DEVNULL:
 		/* /dev/null has no ioctls: ENOTTY after the whole path. */
 		return ioctl(null_fd, FIONREAD, &n) && errno != ENOTTY ? -errno : 0;
-	case WAKE_FD_KICK:
-		return ioctl(wake_fd, SOFTHCA_WAKE_FD_KICK, 0) ? -errno : 0;
+	case WAKE_FD_FSYNC:
+		return fsync(wake_fd) ? -errno : 0;
 	case ENGINE_WAKE:
 		return ioctl(cmd_fd, RDMA_VERBS_IOCTL, wake_hdr) ? -errno : 0;
 	default:

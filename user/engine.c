@@ -8,8 +8,8 @@
  * in our thread before it returns, so a cold post does not wait for a
  * kernel thread to be scheduled.
  *
- * The call is ioctl(SOFTHCA_WAKE_FD_KICK) on the context's wake fd, which
- * the first call opens (the driver method WAKE_FD_OPEN). While both CPUs
+ * The call is fsync() on the context's wake fd, which the first call opens
+ * (the driver method WAKE_FD_OPEN). While both CPUs
  * of a small machine are busy polling the engine thread stays off them and
  * every post makes this call, so it has to be cheap: the uverbs method
  * dispatch of ENGINE_WAKE costs more than the work it carries. Without a
@@ -96,7 +96,7 @@ int softhca_engine_wake(struct softhca_context *ctx)
 	 * runs. Report it only to whoever wants to know.
 	 */
 	if (fd >= 0) {
-		if (!ioctl(fd, SOFTHCA_WAKE_FD_KICK, 0))
+		if (!fsync(fd))
 			return 0;
 		/* EIO: the context is gone; the method call says so too. */
 	}

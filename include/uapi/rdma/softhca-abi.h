@@ -12,7 +12,6 @@
 #define SOFTHCA_ABI_USER_H
 
 #include <linux/types.h>
-#include <linux/ioctl.h>
 
 /* Reported in /sys/class/infiniband_verbs/uverbsN/abi_version. */
 #define SOFTHCA_UVERBS_ABI_VERSION	1
@@ -106,11 +105,12 @@ struct softhca_create_qp_resp {
  * doorbell store. The kernel executes the pending work of this context's
  * queues in the caller's context and hands the stream back to the engine.
  * No attributes.
- * WAKE_FD_OPEN: a file descriptor (O_CLOEXEC) on which
- * ioctl(fd, SOFTHCA_WAKE_FD_KICK) does what ENGINE_WAKE does, without the
- * uverbs method dispatch (a fraction of the cost). One per context
- * (EEXIST for a second). Once the context is gone (closed, or its device
- * removed) the kick fails with EIO. An open wake fd pins the module.
+ * WAKE_FD_OPEN: a file descriptor (O_CLOEXEC) on which fsync() does what
+ * ENGINE_WAKE does ("the doorbells written so far are executed when it
+ * returns"), without the uverbs method dispatch or an ioctl's security
+ * hook: a fraction of the cost. One per context (EEXIST for a second).
+ * Once the context is gone (closed, or its device removed) fsync() fails
+ * with EIO. It has no ioctl (ENOTTY). An open wake fd pins the module.
  */
 #define SOFTHCA_UVERBS_ID_NS		(1U << 12)	/* UVERBS_ID_NS_SHIFT */
 enum softhca_uverbs_device_methods {
@@ -121,8 +121,5 @@ enum softhca_uverbs_device_methods {
 enum softhca_wake_fd_open_attrs {
 	SOFTHCA_ATTR_WAKE_FD_OPEN_FD = SOFTHCA_UVERBS_ID_NS,	/* out: __u32 */
 };
-
-/* The one command of a wake fd (no argument). */
-#define SOFTHCA_WAKE_FD_KICK		_IO(0x1b, 0x40)
 
 #endif /* SOFTHCA_ABI_USER_H */
