@@ -13,7 +13,8 @@
  * for engine_yield_us, it sets SOFTHCA_ENGINE_NEED_WAKEUP in every HCA's
  * engine page, issues a full barrier, re-checks every doorbell and only
  * then sleeps. A provider that rang a doorbell issues a full barrier, loads
- * the flag and, if set, makes the ENGINE_WAKE call: shca_hca_wake() runs
+ * the flag and, if set, makes the wake-up call (fsync on its wake fd, or
+ * the ENGINE_WAKE method): shca_hca_wake() runs
  * the pending work in the caller's context and, if the calls keep coming,
  * restarts the polling thread.
  *
@@ -78,7 +79,7 @@ MODULE_PARM_DESC(engine_poll,
 	module_param(name, ulong, 0444);	\
 	MODULE_PARM_DESC(name, desc)
 
-SHCA_COUNTER(engine_wakeups, "Wake-up calls (ENGINE_WAKE) so far");
+SHCA_COUNTER(engine_wakeups, "Wake-up calls (wake fd fsync or ENGINE_WAKE) so far");
 SHCA_COUNTER(engine_wakeups_idle,
 	     "Wake-up calls that found the thread idle by choice, not yet kicked");
 SHCA_COUNTER(engine_wakeups_waking,
