@@ -47,6 +47,16 @@ static inline void shca_copy(void *dst, const void *src, size_t len)
 		*d++ = *s++;
 }
 
+/* XOR of @len bytes: WQE signatures (send and receive) are its complement. */
+static inline u8 shca_xor(const u8 *p, size_t len)
+{
+	u8 x = 0;
+
+	while (len--)
+		x ^= *p++;
+	return x;
+}
+
 struct shca_hca_mkey;
 struct shca_hca_cq;
 struct shca_hca_qp;

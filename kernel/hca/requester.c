@@ -26,15 +26,6 @@ static const u32 shca_rnr_timer_10us[32] = {
 	12288, 16384, 24576, 32768, 49152,
 };
 
-static u8 shca_xor(const u8 *p, size_t len)
-{
-	u8 x = 0;
-
-	while (len--)
-		x ^= *p++;
-	return x;
-}
-
 /* Copy @len bytes of the SQ ring from byte offset @off, following the wrap. */
 static void shca_sq_copy(struct shca_hca_qp *qp, void *dst, u32 off, u32 len)
 {

@@ -20,15 +20,6 @@ u16 shca_rq_posted(struct shca_hca_qp *qp)
 	       SOFTHCA_WQ_DBR_MASK;
 }
 
-static u8 shca_xor(const u8 *p, size_t len)
-{
-	u8 x = 0;
-
-	while (len--)
-		x ^= *p++;
-	return x;
-}
-
 static bool shca_rq_empty(struct shca_hca_qp *qp)
 {
 	if (!qp->rq_wqe_cnt || shca_rq_posted(qp) == qp->rq_ci)
