@@ -24,12 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
-
-#include <rdma/ib_user_ioctl_cmds.h>
-#include <rdma/ib_user_ioctl_verbs.h>
-#include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "kselftest_harness.h"
 #include "rc.h"
@@ -230,18 +225,6 @@ static void shaped_rwqe(const struct target *t, uint32_t idx)
 }
 
 /* The wake-up call the provider makes when the engine sleeps. */
-static void engine_wake(struct ibv_context *ctx)
-{
-	struct ib_uverbs_ioctl_hdr hdr;
-
-	memset(&hdr, 0, sizeof(hdr));
-	hdr.length = sizeof(hdr);
-	hdr.object_id = UVERBS_OBJECT_DEVICE;
-	hdr.method_id = SOFTHCA_METHOD_ENGINE_WAKE;
-	hdr.driver_id = RDMA_DRIVER_UNKNOWN;
-	ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &hdr);
-}
-
 static void fuzz_cq(struct softhca_cq *cq)
 {
 	if (rnd_below(2))
@@ -292,7 +275,7 @@ static void fuzz_once(struct target *t, struct target *peer,
 	if (!rnd_below(3))
 		fuzz_cq(t->rcq);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	engine_wake(t->e->ctx);
+	engine_wake_method(t->e->ctx);
 }
 
 static int target_init(struct target *t, struct rc_end *e)

@@ -2,6 +2,12 @@
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/ioctl.h>
+
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+#include <rdma/softhca-abi.h>
 
 #include "rdmanl.h"
 #include "verbs_util.h"
@@ -43,4 +49,16 @@ int next_async_event(struct ibv_context *ctx, int ms,
 		return -1;
 	ibv_ack_async_event(ev);
 	return ev->event_type;
+}
+
+int engine_wake_method(struct ibv_context *ctx)
+{
+	struct ib_uverbs_ioctl_hdr hdr;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.length = sizeof(hdr);
+	hdr.object_id = UVERBS_OBJECT_DEVICE;
+	hdr.method_id = SOFTHCA_METHOD_ENGINE_WAKE;
+	hdr.driver_id = RDMA_DRIVER_UNKNOWN;
+	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &hdr) ? -errno : 0;
 }

@@ -16,4 +16,10 @@ long res_count(const char *dev, const char *res);
 int next_async_event(struct ibv_context *ctx, int ms,
 		     struct ibv_async_event *ev);
 
+/*
+ * The driver method ENGINE_WAKE on @ctx's command fd (runs the HCA's
+ * pending doorbells in this thread): 0, or -errno.
+ */
+int engine_wake_method(struct ibv_context *ctx);
+
 #endif
