@@ -111,11 +111,15 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct shca_cq *cq = to_shca_cq(ibcq);
 	struct shca_cmd_destroy_cq_in in = { .cqn = cq->cqn };
 
-	/* ib_core destroys the QPs first; the engine lets go of the ring. */
+	/*
+	 * Events first (waits for EQ handlers, tasklets, event work: eq.h),
+	 * then the model, which frees the CQN: a create_cq handed the same
+	 * number must find its event slot free. ib_core destroyed the QPs, so
+	 * no CQE (no event) comes meanwhile; the engine lets go of the ring.
+	 */
+	shca_cq_ev_unregister(sdev, &cq->ev);
 	WARN_ON(shca_hca_exec(sdev->hca, SHCA_CMD_DESTROY_CQ, &in, sizeof(in),
 			      NULL, 0));
-	/* Issue 4: waits for EQ handlers, tasklets, event work (eq.h). */
-	shca_cq_ev_unregister(sdev, &cq->ev);
 	if (cq->k)
 		shca_kcq_destroy(cq);
 	shca_queue_free(cq->queue);

@@ -276,10 +276,13 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct shca_dev *sdev = to_shca_dev(ibqp->device);
 	struct shca_qp *qp = to_shca_qp(ibqp);
 
-	/* The model moves it to RESET and waits for the engine to let go. */
-	shca_qp_destroy_cmd(sdev, qp->qpn);
-	/* Issue 4: waits for EQ handlers and event work (eq.h). */
+	/*
+	 * Events first (waits for EQ handlers and event work: eq.h; a later
+	 * event of this QP is dropped), then the model, which moves it to
+	 * RESET, waits for the engine to let go and frees the QPN for reuse.
+	 */
 	shca_qp_ev_unregister(sdev, &qp->ev);
+	shca_qp_destroy_cmd(sdev, qp->qpn);
 	if (qp->k)
 		shca_kqp_destroy(qp);
 	shca_queue_free(qp->queue);
