@@ -95,7 +95,9 @@ static int shca_qp_layout(const struct shca_caps *caps, struct ib_qp_cap *cap,
 	rq_stride = rq_stride <= SOFTHCA_DS_SIZE ? SOFTHCA_DS_SIZE :
 		    roundup_pow_of_two(rq_stride);
 	l->rq_wqe_shift = ilog2(rq_stride);
-	l->rq_max_gs = rq_stride / SOFTHCA_DS_SIZE - (sig ? 1 : 0);
+	/* The stride may hold more than the HCA parses: grant what it parses. */
+	l->rq_max_gs = min_t(u32, rq_stride / SOFTHCA_DS_SIZE - (sig ? 1 : 0),
+			     caps->max_recv_sge);
 	l->rq_wqe_cnt = cap->max_recv_wr ?
 			roundup_pow_of_two(cap->max_recv_wr) : 0;
 	if (l->rq_wqe_cnt > caps->max_rq_wqes)
@@ -117,7 +119,7 @@ static int shca_qp_layout(const struct shca_caps *caps, struct ib_qp_cap *cap,
 				     SHCA_WQE_RADDR_SIZE -
 				     SHCA_WQE_INLINE_SIZE);
 	cap->max_recv_wr = l->rq_wqe_cnt;
-	cap->max_recv_sge = min(caps->max_recv_sge, l->rq_max_gs);
+	cap->max_recv_sge = l->rq_max_gs;
 	return 0;
 }
 

@@ -12,7 +12,9 @@
  *     reaches the peer, and the QP is in ERR (the next WR is flushed);
  *   - a receive WQE whose signature was broken after posting fails the
  *     SEND that lands on it: IBV_WC_LOC_QP_OP_ERR at the receiver,
- *     IBV_WC_REM_OP_ERR at the sender, both QPs in ERR.
+ *     IBV_WC_REM_OP_ERR at the sender, both QPs in ERR;
+ *   - the receive SGE cap granted is what the HCA parses, though the
+ *     signed stride has room for more.
  */
 #include <endian.h>
 #include <stddef.h>
@@ -280,6 +282,62 @@ TEST_F(sig, bad_recv_signature_fails_both_ends)
 	EXPECT_EQ(0, rc_wc_check(&wc, &want)) TH_LOG("%s", rc_err);
 	EXPECT_EQ(IBV_QPS_ERR, rc_wait_qp_state(a->qp, IBV_QPS_ERR, 2000));
 	EXPECT_EQ(IBV_QPS_ERR, rc_wait_qp_state(b->qp, IBV_QPS_ERR, 2000));
+}
+
+static uint32_t dev_max_sge;
+
+static void ask_device_max_recv_sge(struct rc_cfg *c)
+{
+	c->max_recv_sge = dev_max_sge;
+}
+
+/*
+ * With the signature segment the RQ stride rounds up to room for more
+ * segments than the HCA parses (16 + 1 -> 32 units): the cap granted, and
+ * what post_recv accepts, is what the HCA parses. A WR one SGE over is
+ * refused at once (EINVAL, bad_wr) instead of failing the QP later.
+ */
+TEST_F(sig, recv_sge_cap_is_what_the_hca_parses)
+{
+	struct ibv_device_attr da;
+	struct ibv_recv_wr wr = { .wr_id = 51 }, *bad = NULL;
+	struct ibv_sge sg[64];
+	struct rc_end *a, *b;
+	struct rc_wc_want want;
+	struct ibv_wc wc;
+	uint32_t n;
+
+	ASSERT_EQ(0, ibv_query_device(self->p.e[1].ctx, &da));
+	ASSERT_LT(da.max_sge, 64);
+	dev_max_sge = (uint32_t)da.max_sge;
+	ASSERT_EQ(0, rc_pair_reopen(&self->p, ask_device_max_recv_sge))
+		TH_LOG("%s", rc_err);
+	a = &self->p.e[0];
+	b = &self->p.e[1];
+	n = b->cap.max_recv_sge;
+	EXPECT_EQ(dev_max_sge, n);
+
+	for (uint32_t i = 0; i <= n; i++)
+		sg[i] = (struct ibv_sge){ .addr = (uintptr_t)b->buf + 64 * i,
+					  .length = 64, .lkey = b->mr->lkey };
+	wr.sg_list = sg;
+	wr.num_sge = (int)n + 1;
+	EXPECT_EQ(EINVAL, ibv_post_recv(b->qp, &wr, &bad));
+	EXPECT_EQ(&wr, bad);
+
+	/* Exactly the cap: a SEND fills every segment. */
+	wr.num_sge = (int)n;
+	ASSERT_EQ(0, ibv_post_recv(b->qp, &wr, &bad));
+	rc_fill(a->buf, 64 * n, 9);
+	ASSERT_EQ(0, rc_post_send(a->qp, IBV_WR_SEND, 52, a->buf, 64 * n,
+				  a->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0));
+	ASSERT_EQ(1, rc_poll(b->rcq, &wc, 1, 5000));
+	want = rc_want_recv(51, IBV_WC_RECV, 64 * n, b, a);
+	EXPECT_EQ(0, rc_wc_check(&wc, &want)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(-1, rc_check_fill(b->buf, 64 * n, 9));
+	ASSERT_EQ(1, rc_poll(a->scq, &wc, 1, 5000));
+	want = rc_want_req(52, IBV_WC_SEND, 64 * n, a);
+	EXPECT_EQ(0, rc_wc_check(&wc, &want)) TH_LOG("%s", rc_err);
 }
 
 TEST_HARNESS_MAIN
