@@ -517,8 +517,6 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	} while (err == -EAGAIN && --tries);
 	if (err == -EAGAIN)
 		err = -EINVAL;
-	if (!err && (attr_mask & IB_QP_EN_SQD_ASYNC_NOTIFY))
-		qp->sqd_notify = attr->en_sqd_async_notify;
 	if (!err && qp->k && (attr_mask & IB_QP_STATE) &&
 	    attr->qp_state == IB_QPS_RESET)
 		shca_kqp_reset(qp);
@@ -568,7 +566,8 @@ int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->cap = qp->cap;
 	shca_qp_to_ah(a, &attr->ah_attr);
 	attr->pkey_index = a->pkey_index;
-	attr->en_sqd_async_notify = qp->sqd_notify;
+	/* The model's copy: a modify to RESET clears it there. */
+	attr->en_sqd_async_notify = a->sqd_notify;
 	attr->sq_draining = out.sq_draining;
 	attr->max_rd_atomic = a->max_rd_atomic;
 	attr->max_dest_rd_atomic = a->max_dest_rd_atomic;

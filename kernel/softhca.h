@@ -121,7 +121,6 @@ struct shca_qp {
 	struct mutex mutex;		/* serialises modify_qp and query_qp */
 	struct ib_qp_cap cap;		/* granted at creation */
 	bool sig_all;			/* IB_SIGNAL_ALL_WR */
-	bool sqd_notify;		/* IB_QP_EN_SQD_ASYNC_NOTIFY */
 	struct shca_mmap_entry *queue;	/* RQ + SQ + DBR */
 	struct shca_qp_ev ev;		/* EQ side (eq.h) */
 };

@@ -5,7 +5,8 @@
  *   WQE in flight: at once when idle, after the in-flight WQE's completion
  *   when one is waiting (here for an RNR retry);
  * - without it, no event; each entry into SQD raises at most one;
- * - WQEs posted in SQD wait, and run after SQD -> RTS.
+ * - WQEs posted in SQD wait, and run after SQD -> RTS;
+ * - RESET forgets the flag.
  */
 #include <errno.h>
 #include <poll.h>
@@ -98,6 +99,31 @@ TEST_F(sqd, no_event_without_notify)
 	ASSERT_EQ(0, to_rts(A->qp));
 	ASSERT_EQ(0, to_sqd(A->qp, -1));
 	EXPECT_EQ(-1, next_async_event(A->ctx, QUIET_MS, &ev));
+}
+
+/*
+ * RESET forgets en_sqd_async_notify: after a reconnect, SQD without the
+ * flag raises nothing. (ibv_query_qp cannot show the flag: libibverbs does
+ * not copy it, "irrelevant for ibv_query_qp".)
+ */
+TEST_F(sqd, reset_clears_notify)
+{
+	struct ibv_async_event ev;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+	ASSERT_EQ(0, to_sqd(A->qp, 1));
+	ASSERT_EQ(IBV_EVENT_SQ_DRAINED, next_async_event(A->ctx, EV_MS, &ev));
+	ASSERT_EQ(0, ibv_modify_qp(A->qp, &a, IBV_QP_STATE));
+	a.qp_state = IBV_QPS_RESET;
+	ASSERT_EQ(0, ibv_modify_qp(A->qp, &a, IBV_QP_STATE));
+	ASSERT_EQ(0, rc_end_connect(&self->p, 0)) TH_LOG("%s", rc_err);
+	ASSERT_EQ(0, to_sqd(A->qp, -1));
+	EXPECT_EQ(IBV_QPS_SQD, rc_qp_state(A->qp));
+	EXPECT_EQ(-1, next_async_event(A->ctx, QUIET_MS, &ev));
+	/* Asked again: raised again. */
+	ASSERT_EQ(0, to_rts(A->qp));
+	ASSERT_EQ(0, to_sqd(A->qp, 1));
+	ASSERT_EQ(IBV_EVENT_SQ_DRAINED, next_async_event(A->ctx, EV_MS, &ev));
 }
 
 /*
