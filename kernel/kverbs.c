@@ -223,8 +223,9 @@ int shca_poll_cq(struct ib_cq *ibcq, int ne, struct ib_wc *wc)
 	}
 	if (ci != start) {
 		k->cons_index = ci;
-		WRITE_ONCE(k->dbr->set_ci,
-			   cpu_to_be32(ci & SOFTHCA_CQ_DB_CI_MASK));
+		/* Our reads of the CQEs before the index that frees them. */
+		smp_store_release(&k->dbr->set_ci,
+				  cpu_to_be32(ci & SOFTHCA_CQ_DB_CI_MASK));
 	}
 	spin_unlock_irqrestore(&k->lock, flags);
 	return n;
@@ -280,10 +281,10 @@ static void shca_kcq_clean(struct shca_cq *cq, u32 qpn)
 					 cpu_to_be32(SOFTHCA_24BIT_MASK));
 	if (removed) {
 		k->cons_index += removed;
-		/* The moved CQEs before the index that frees their slots. */
-		dma_wmb();
-		WRITE_ONCE(k->dbr->set_ci,
-			   cpu_to_be32(k->cons_index & SOFTHCA_CQ_DB_CI_MASK));
+		/* The moves (reads and writes) before the index that frees. */
+		smp_store_release(&k->dbr->set_ci,
+				  cpu_to_be32(k->cons_index &
+					      SOFTHCA_CQ_DB_CI_MASK));
 	}
 	spin_unlock_irqrestore(&k->lock, flags);
 }
