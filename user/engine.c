@@ -50,7 +50,7 @@ static int wake_fd_get(struct softhca_context *ctx)
 		struct ib_uverbs_ioctl_hdr hdr;
 		struct ib_uverbs_attr fd_attr;
 	} cmd;
-	uint32_t fd = 0;
+	uint32_t fd = UINT32_MAX;	/* stays so if the kernel wrote none */
 	int ret;
 
 	ret = __atomic_load_n(&ctx->wake_fd, __ATOMIC_ACQUIRE);

@@ -15,7 +15,19 @@
 
 #include "cqe.h"
 #include "softhca.h"
+#include "wqe.h"
 
+/* Is @qp's send (or receive) queue completed on @cq? */
+static bool qp_uses_cq(const struct softhca_qp *qp,
+		       const struct softhca_cq *cq, bool send)
+{
+	return (send ? qp->vqp.qp.send_cq : qp->vqp.qp.recv_cq) == &cq->ibv_cq;
+}
+
+/*
+ * The QP a CQE names. Only a QP that uses this CQ is cached: destroy_qp
+ * cleans its own CQs, which clears the cache, and no other.
+ */
 static struct softhca_qp *cq_find_qp(struct softhca_cq *cq, uint32_t qpn)
 {
 	struct softhca_qp *qp = cq->last_qp;
@@ -23,13 +35,16 @@ static struct softhca_qp *cq_find_qp(struct softhca_cq *cq, uint32_t qpn)
 	if (qp && qp->qpn == qpn)
 		return qp;
 	qp = softhca_find_qp(to_sctx(cq->ibv_cq.context), qpn);
+	if (qp && !qp_uses_cq(qp, cq, true) && !qp_uses_cq(qp, cq, false))
+		return NULL;
 	cq->last_qp = qp;
 	return qp;
 }
 
 /*
- * Fill wc from one CQE. Returns 0, or -1 when no WR of a live QP matches it
- * (the CQE is then dropped: it would otherwise block the CQ for good).
+ * Fill wc from one CQE. Returns 0, or -1 when no outstanding WR of a live
+ * QP on this CQ matches it (the CQE is then dropped: it would otherwise
+ * block the CQ for good, or move a queue's tail over WRs still posted).
  */
 static int parse_cqe(struct softhca_cq *cq, const struct softhca_cqe *cqe,
 		     struct ibv_wc *wc)
@@ -39,21 +54,35 @@ static int parse_cqe(struct softhca_cq *cq, const struct softhca_cqe *cqe,
 
 	if (!qp)
 		return -1;
-	bad = softhca_cqe_to_wc(cqe, wc);
 
 	switch (softhca_cqe_opcode(cqe)) {
 	case SOFTHCA_CQE_REQ:
 	case SOFTHCA_CQE_REQ_ERR: {
+		const struct softhca_wqe_ctrl_seg *ctrl;
 		struct softhca_sq *sq = &qp->sq;
-		uint32_t idx;
+		uint32_t idx, tail, seq;
+		uint16_t counter;
 
-		if (!sq->wqebb_cnt)
+		if (!sq->wqebb_cnt || !qp_uses_cq(qp, cq, true))
 			return -1;
-		idx = softhca_ring_slot(softhca_cqe_wqe_counter(cqe),
-					sq->wqebb_cnt);
+		counter = softhca_cqe_wqe_counter(cqe);
+		idx = softhca_ring_slot(counter, sq->wqebb_cnt);
+		/*
+		 * A WR posted and not retired starts at idx: its control
+		 * segment (which only post_send writes) carries the counter.
+		 */
+		ctrl = (const void *)(sq->ring.buf +
+				      (idx << SOFTHCA_SEND_WQE_SHIFT));
+		tail = sq->tail;
+		seq = sq->wqe_head[idx];
+		if (seq - tail >=
+		    __atomic_load_n(&sq->head, __ATOMIC_RELAXED) - tail ||
+		    softhca_wqe_ctrl_idx(ctrl) != counter)
+			return -1;
+		bad = softhca_cqe_to_wc(cqe, wc);
 		wc->wr_id = sq->wrid[idx];
-		__atomic_store_n(&sq->tail, sq->wqe_head[idx] + 1,
-				 __ATOMIC_RELAXED);
+		/* Our reads of the slots before the tail that frees them. */
+		__atomic_store_n(&sq->tail, seq + 1, __ATOMIC_RELEASE);
 		break;
 	}
 	case SOFTHCA_CQE_RESP_WR_IMM:
@@ -62,10 +91,12 @@ static int parse_cqe(struct softhca_cq *cq, const struct softhca_cqe *cqe,
 	case SOFTHCA_CQE_RESP_ERR: {
 		struct softhca_rq *rq = &qp->rq;
 
-		if (!rq->wqe_cnt)
+		if (!rq->wqe_cnt || !qp_uses_cq(qp, cq, false) ||
+		    rq->tail == __atomic_load_n(&rq->head, __ATOMIC_RELAXED))
 			return -1;
+		bad = softhca_cqe_to_wc(cqe, wc);
 		wc->wr_id = rq->wrid[softhca_ring_slot(rq->tail, rq->wqe_cnt)];
-		__atomic_store_n(&rq->tail, rq->tail + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&rq->tail, rq->tail + 1, __ATOMIC_RELEASE);
 		break;
 	}
 	default:
@@ -80,11 +111,12 @@ static int parse_cqe(struct softhca_cq *cq, const struct softhca_cqe *cqe,
 	return 0;
 }
 
+/* Release: our reads of the CQEs before the index that frees their slots. */
 static void update_cons_index(struct softhca_cq *cq)
 {
 	__atomic_store_n(&cq->dbr->set_ci,
 			 htobe32(softhca_cq_ci_value(cq->cons_index)),
-			 __ATOMIC_RELAXED);
+			 __ATOMIC_RELEASE);
 }
 
 int softhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)

@@ -124,6 +124,12 @@ static void clean_cqs(struct softhca_qp *qp)
  * of a power-of-two count, and an SQ that holds max_post WQEs of the
  * largest size this QP can build.
  */
+/*
+ * A WQ's doorbell record holds 16 bits of its counter: with 0x10000
+ * entries a full ring would read as an empty one.
+ */
+#define SOFTHCA_WQ_MAX_CNT	0x8000
+
 static bool qp_resp_ok(const struct softhca_context *ctx,
 		       const struct softhca_create_qp_resp *r, bool sig)
 {
@@ -136,14 +142,14 @@ static bool qp_resp_ok(const struct softhca_context *ctx,
 		return false;
 	if (!softhca_is_pow2(r->sq_wqebb_cnt) ||
 	    r->sq_offset % SOFTHCA_SEND_WQE_BB || sq_end > r->mmap_size ||
-	    r->sq_wqebb_cnt > 0x10000)
+	    r->sq_wqebb_cnt > SOFTHCA_WQ_MAX_CNT)
 		return false;
 	if (!r->sq_max_post || !r->sq_max_wqebbs ||
 	    r->sq_max_wqebbs > softhca_ds_to_wqebbs(SOFTHCA_WQE_MAX_DS) ||
 	    (uint64_t)r->sq_max_post * r->sq_max_wqebbs > r->sq_wqebb_cnt)
 		return false;
 	if (r->rq_wqe_cnt) {
-		if (!softhca_is_pow2(r->rq_wqe_cnt) || r->rq_wqe_cnt > 0x10000 ||
+		if (!softhca_is_pow2(r->rq_wqe_cnt) || r->rq_wqe_cnt > SOFTHCA_WQ_MAX_CNT ||
 		    r->rq_wqe_shift < SOFTHCA_DS_SHIFT || r->rq_wqe_shift > 16)
 			return false;
 		rq_end = (uint64_t)r->rq_offset +
@@ -265,7 +271,9 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 	qp->qpn = qp->vqp.qp.qp_num;
 	qp->sig_all = attr->sq_sig_all;
 	qp->wqe_sig = resp.drv.flags & SOFTHCA_QP_FLAG_SIGNATURE;
-	if (!qp_resp_ok(ctx, &resp.drv, qp->wqe_sig)) {
+	/* CQEs and the QP table know 24-bit QPNs only. */
+	if ((qp->qpn & ~SOFTHCA_24BIT_MASK) ||
+	    !qp_resp_ok(ctx, &resp.drv, qp->wqe_sig)) {
 		ret = EPROTO;
 		goto err_destroy;
 	}

@@ -66,7 +66,7 @@ int softhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	}
 
 	if (nreq) {
-		rq->head += nreq;
+		__atomic_store_n(&rq->head, rq->head + nreq, __ATOMIC_RELAXED);
 		/* The WQEs before the producer counter (step 3.1). */
 		udma_to_device_barrier();
 		__atomic_store_n(&qp->dbr->rcv_counter,

@@ -184,7 +184,8 @@ static void sq_doorbell(struct softhca_context *ctx, struct softhca_qp *qp,
 	bool locked;
 	uint8_t *reg;
 
-	sq->head += nreq;
+	/* poll_cq reads it to tell a posted WR from a stale slot. */
+	__atomic_store_n(&sq->head, sq->head + nreq, __ATOMIC_RELAXED);
 
 	/* 3.1: the WQEs before the producer counter. */
 	udma_to_device_barrier();

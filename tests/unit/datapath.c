@@ -9,7 +9,8 @@
  * poll_cq, the wake-up call only when NEED_WAKEUP is set), post_recv (the
  * sentinel, num_sge 0, the RCV record, no wake-up), poll_cq (wr_id from
  * wrid[] by WQE counter and from the RQ tail, unsignaled WRs retired by a
- * later CQE, error CQEs, unknown QPs, set_ci), CQ cleaning, the extended
+ * later CQE, error CQEs, unknown QPs, set_ci, CQEs no posted WR matches),
+ * CQ cleaning, the extended
  * post-send API (one doorbell per batch, the first error drops the batch,
  * abort), the CQ arm doorbells and arm_sn, and the SQ/CQ locks under three
  * threads.
@@ -749,8 +750,9 @@ static void poll_responder_error_and_unknown(void)
 
 	/* second lap: owner 1 expected; a stale owner-0 CQE is not taken */
 	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 0);
-	put_cqe(f, 4, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_RDMA_READ, 0, 64);
-	f->qp->sq.wrid[0] = 81;
+	s.wr_id = 81;
+	CHECK_EQ(softhca_post_send(ibqp(f), &s, &sbad), 0);
+	put_cqe(f, 4, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_RDMA_READ, 1, 64);
 	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 1);
 	CHECK_EQ(wc[0].wr_id, 81);
 	CHECK_EQ(wc[0].opcode, IBV_WC_RDMA_READ);
@@ -769,8 +771,16 @@ static void clean_drops_one_qp(void)
 	table_put(f->ctx, &other);
 	other.sq.wrid = zalloc(8, 8 * sizeof(uint64_t));
 	other.sq.wqe_head = zalloc(8, 8 * sizeof(uint32_t));
+	/* Each QP has two WRs posted; the CQEs name the second (slot 1). */
 	other.sq.wrid[1] = 0x456;
+	other.sq.wqe_head[1] = 1;
+	other.sq.head = 2;
 	f->qp->sq.wrid[1] = 0x123;
+	f->qp->sq.wqe_head[1] = 1;
+	f->qp->sq.head = 2;
+	/* The ring is shared here: the WQE at slot 1 carries counter 1. */
+	softhca_set_ctrl_seg((void *)sq_bb(f, 1), SOFTHCA_OPCODE_SEND, 0, 1,
+			     QPN, 1, 0, 0);
 
 	put_cqe(f, 0, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_SEND, 1, 0);
 	put_cqe(f, 1, SOFTHCA_CQE_REQ, 0x456, SOFTHCA_OPCODE_SEND, 1, 0);
@@ -783,6 +793,60 @@ static void clean_drops_one_qp(void)
 	CHECK_EQ(wc[0].qp_num, 0x456);
 	free(other.sq.wrid);
 	free(other.sq.wqe_head);
+	fake_free(f);
+}
+
+/*
+ * CQEs no outstanding WR matches are dropped without touching any queue: a
+ * WQE counter never posted, a WR already retired (a duplicate), a receive
+ * with the RQ empty, a QP of this context whose queues use another CQ
+ * (never cached either: destroying it would not clear this CQ's cache).
+ */
+static void poll_drops_cqes_no_wr_matches(void)
+{
+	struct fake *f = fake_new(16, 8, 8, 1, 4);
+	struct softhca_cq *cq2 = zalloc(64, sizeof(*cq2));
+	struct softhca_qp other = *f->qp;
+	struct ibv_sge sg = { .addr = 0x1000, .length = 64, .lkey = 1 };
+	struct ibv_send_wr s = { .wr_id = 90, .sg_list = &sg, .num_sge = 1,
+				 .opcode = IBV_WR_RDMA_READ };
+	struct ibv_send_wr *sbad;
+	struct ibv_wc wc[8];
+
+	other.qpn = 0x456;
+	other.vqp.qp.send_cq = &cq2->ibv_cq;
+	other.vqp.qp.recv_cq = &cq2->ibv_cq;
+	other.sq.wrid = zalloc(8, 8 * sizeof(uint64_t));
+	other.sq.wqe_head = zalloc(8, 8 * sizeof(uint32_t));
+	other.sq.head = 1;		/* one WR posted, at slot 0 */
+	table_put(f->ctx, &other);
+
+	CHECK_EQ(softhca_post_send(ibqp(f), &s, &sbad), 0);
+	put_cqe(f, 0, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_RDMA_READ, 5, 0);
+	put_cqe(f, 1, SOFTHCA_CQE_REQ, 0x456, SOFTHCA_OPCODE_RDMA_READ, 0, 0);
+	put_cqe(f, 2, SOFTHCA_CQE_RESP_SEND, QPN, 0, 0, 8);
+	put_cqe(f, 3, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_RDMA_READ, 0, 64);
+	put_cqe(f, 4, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_RDMA_READ, 0, 64);
+
+	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 1);
+	CHECK_EQ(wc[0].wr_id, 90);
+	CHECK_EQ(wc[0].status, IBV_WC_SUCCESS);
+	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 5);
+	CHECK_EQ(f->qp->sq.tail, 1);
+	CHECK_EQ(f->qp->rq.tail, 0);
+	CHECK_EQ(other.sq.tail, 0);
+	CHECK(f->cq->last_qp == f->qp);
+
+	put_cqe(f, 5, SOFTHCA_CQE_REQ, 0x456, SOFTHCA_OPCODE_RDMA_READ, 0, 0);
+	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 0);
+	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 6);
+	CHECK_EQ(other.sq.tail, 0);
+	CHECK(f->cq->last_qp == f->qp);
+
+	f->ctx->qp_table[0][0x456 & SOFTHCA_QP_TABLE_MASK] = NULL;
+	free(other.sq.wrid);
+	free(other.sq.wqe_head);
+	free(cq2);
 	fake_free(f);
 }
 
@@ -1008,6 +1072,7 @@ static const struct tap_test tests[] = {
 	{ "recv_sentinel_and_doorbell", recv_sentinel_and_doorbell },
 	{ "poll_responder_error_and_unknown", poll_responder_error_and_unknown },
 	{ "clean_drops_one_qp", clean_drops_one_qp },
+	{ "poll_drops_cqes_no_wr_matches", poll_drops_cqes_no_wr_matches },
 	{ "arm_doorbells", arm_doorbells },
 	{ "threads_post_and_poll", threads_post_and_poll },
 };
