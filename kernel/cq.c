@@ -105,6 +105,20 @@ err_queue:
 	return err;
 }
 
+/*
+ * ib_free_cq() calls this before it stops the CQ's poller (cancel_work_sync,
+ * irq_poll_disable): no completion event may reach the CQ after that, or a
+ * tasklet running now would queue the work again on a CQ about to be freed.
+ */
+int shca_pre_destroy_cq(struct ib_cq *ibcq)
+{
+	struct shca_cq *cq = to_shca_cq(ibcq);
+
+	shca_cq_ev_unregister(to_shca_dev(ibcq->device), &cq->ev);
+	cq->ev_gone = true;
+	return 0;
+}
+
 int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibcq->device);
@@ -117,7 +131,8 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	 * number must find its event slot free. ib_core destroyed the QPs, so
 	 * no CQE (no event) comes meanwhile; the engine lets go of the ring.
 	 */
-	shca_cq_ev_unregister(sdev, &cq->ev);
+	if (!cq->ev_gone)
+		shca_cq_ev_unregister(sdev, &cq->ev);
 	WARN_ON(shca_hca_exec(sdev->hca, SHCA_CMD_DESTROY_CQ, &in, sizeof(in),
 			      NULL, 0));
 	if (cq->k)

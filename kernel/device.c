@@ -185,6 +185,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.del_gid = shca_del_gid,
 	.dereg_mr = shca_dereg_mr,
 	.destroy_cq = shca_destroy_cq,
+	.pre_destroy_cq = shca_pre_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
 	.disassociate_ucontext = shca_disassociate_ucontext,
 	.enable_driver = shca_enable_driver,

@@ -86,6 +86,7 @@ struct shca_cq {
 	u32 cqn;
 	struct shca_mmap_entry *queue;	/* ring + DBR */
 	struct shca_cq_ev ev;		/* EQ side (eq.h) */
+	bool ev_gone;			/* pre_destroy_cq unregistered ev */
 	struct shca_kcq *k;		/* kernel CQ (udata NULL), else NULL */
 };
 
@@ -228,6 +229,7 @@ int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata);
 int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int shca_pre_destroy_cq(struct ib_cq *ibcq);
 
 /* qp.c */
 int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
