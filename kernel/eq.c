@@ -84,7 +84,6 @@ struct shca_eq {
 	u64 lost;			/* event work allocation failed */
 	u64 comps;			/* comp handler calls (tasklet) */
 	u64 test_comps;			/* deliveries to the test CQ */
-	bool recover;			/* completion EQ overflowed */
 	u64 t_irq;			/* ns of a single injection, for */
 	u64 t_tasklet;			/* the handler and the test CQ */
 	struct shca_lat lat_irq;
@@ -391,30 +390,6 @@ static void shca_async_overflow(struct shca_eq *eq)
 			   shca_netdev_active(eqs->sdev->ndev));
 }
 
-/*
- * A completion EQ overflowed: COMP EQEs were dropped. Recover without a
- * lost wake-up: after the EQ is drained (the model writes again), give
- * every CQ of this EQ a completion event; an event that finds no CQE is
- * allowed (seed 5.5).
- */
-static void shca_comp_recover(struct shca_eq *eq)
-{
-	struct shca_eqs *eqs = eq->eqs;
-	struct shca_cq_ev *ev;
-	unsigned long cqn;
-
-	dev_warn_ratelimited(&eqs->sdev->ibdev.dev,
-			     "completion EQ %u overflowed: events to every CQ on it\n",
-			     eq->eqn);
-	rcu_read_lock();
-	xa_for_each(&eqs->cqs, cqn, ev) {
-		if (ev->eq != eq || !refcount_inc_not_zero(&ev->ref))
-			continue;
-		shca_cq_ev_schedule(ev);
-	}
-	rcu_read_unlock();
-}
-
 /* ---- the EQ handler ----------------------------------------------------- */
 
 static struct softhca_eqe *shca_next_eqe(struct shca_eq *eq)
@@ -491,7 +466,9 @@ static void shca_eq_handle(struct shca_eq *eq, const struct softhca_eqe *eqe)
 		if (eq->async)
 			shca_async_overflow(eq);
 		else
-			eq->recover = true;
+			dev_warn_ratelimited(&eq->eqs->sdev->ibdev.dev,
+					     "completion EQ %u overflowed: the HCA resends the events it dropped once the EQ is drained\n",
+					     eq->eqn);
 		break;
 	default:
 		eq->unknown++;
@@ -523,11 +500,6 @@ static int shca_eq_notify(struct notifier_block *nb, unsigned long action,
 	eq->eqes += n;
 	/* Consumer index and re-arm: unconsumed EQEs raise again at once. */
 	shca_hca_eq_doorbell(eq->eqs->sdev->hca, eq->eqn, eq->ci, true);
-	if (eq->recover) {
-		/* After the doorbell: the model writes again, then we look. */
-		eq->recover = false;
-		shca_comp_recover(eq);
-	}
 	return NOTIFY_OK;
 }
 

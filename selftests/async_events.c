@@ -70,48 +70,9 @@ static int expect_event(struct ibv_context *ctx, int want,
 	return -1;
 }
 
-/* A key=value of the line of EQ @name ("comp0", "async") in shca1's eqs. */
-static long eq_field(const char *name, const char *key)
-{
-	char line[1024], want[32], k[40];
-	long val = -1;
-	FILE *f = fopen(DBG "/eqs", "r");
-
-	if (!f)
-		return -1;
-	snprintf(want, sizeof(want), " name=%s ", name);
-	snprintf(k, sizeof(k), " %s=", key);
-	while (fgets(line, sizeof(line), f)) {
-		char *p = strstr(line, k);
-
-		if (!strstr(line, want))
-			continue;
-		if (!strncmp(key, "eqn", 3))
-			sscanf(line, "eqn=%ld", &val);
-		else if (p)
-			val = strtol(p + strlen(k), NULL, 10);
-	}
-	fclose(f);
-	return val;
-}
-
-static int inject(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int inject(const char *fmt, ...)
-{
-	char cmd[128];
-	va_list ap;
-	int fd, len, ret;
-
-	va_start(ap, fmt);
-	len = vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	fd = open(DBG "/inject", O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, cmd, len) == len ? 0 : -errno;
-	close(fd);
-	return ret;
-}
+/* shca1's EQs through debugfs (verbs_util.h). */
+#define eq_field(name, key)	eq_dbg_field("shca1", name, key)
+#define inject(...)		eq_dbg_inject("shca1", __VA_ARGS__)
 
 /* Both ends up, as the VM starts (a failed test may have left one down). */
 static int links_up(void)

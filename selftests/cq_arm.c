@@ -11,7 +11,9 @@
  * - arming an empty CQ makes no system call, whatever the engine is doing
  *   (the wake-up call counter does not move);
  * - CQ overrun: IBV_EVENT_CQ_ERR for the CQ, IBV_EVENT_QP_FATAL for the QP
- *   whose CQE did not fit, the QP in ERR.
+ *   whose CQE did not fit, the QP in ERR;
+ * - a completion EQ overflow: the events it dropped are resent once it is
+ *   drained, to the CQs whose arm fired, and to no other CQ.
  * Each end's CQs report to that end's completion channel (one per end, so
  * also two channels on one context).
  */
@@ -404,6 +406,51 @@ TEST_F(arm, arm_makes_no_wakeup_call)
 	EXPECT_EQ(A->rcq, next_cq_event(A->ch, EV_MS)) TH_LOG("%s", rc_err);
 	ASSERT_EQ(1, drain(A->rcq, 1)) TH_LOG("%s", rc_err);
 	ASSERT_EQ(1, drain(B->scq, 1)) TH_LOG("%s", rc_err);
+}
+
+/*
+ * A completion EQ that overflows drops events; once the driver has drained
+ * it, the HCA resends exactly the ones it dropped: one to each CQ whose
+ * arm fired into the full EQ, none to a CQ that was not armed (a spurious
+ * event would advance that consumer's arm_sn for nothing, and a kernel
+ * CQ polled directly WARNs on one). A's CQs are on shca0's comp0, whose
+ * interrupt is held off while test events (CQN 0) fill it to the brink.
+ */
+TEST_F(arm, comp_eq_overflow_resends_only_lost_events)
+{
+	long eqn = eq_dbg_field("shca0", "comp0", "eqn");
+	long size = eq_dbg_field("shca0", "comp0", "size");
+	long overflows = eq_dbg_field("shca0", "comp0", "hca_overflows");
+	struct ibv_cq *cq;
+
+	ASSERT_LT(0, size);
+	ASSERT_LE(0, overflows);
+	ASSERT_EQ(0, rc_post_recv(A->qp, 5, A->buf, 64, A->mr->lkey));
+
+	ASSERT_EQ(0, eq_dbg_inject("shca0", "disable %ld", eqn));
+	ASSERT_EQ(0, eq_dbg_inject("shca0", "%ld 0 0 %ld", eqn, size - 1));
+	/* A's send CQ armed, its receive CQ not; a CQE on each. */
+	ASSERT_EQ(0, ibv_req_notify_cq(A->scq, 0));
+	ASSERT_EQ(0, write_8(&self->p, A, 1));
+	EXPECT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
+	ASSERT_EQ(0, rc_post_send(B->qp, IBV_WR_SEND, 2, B->buf, 8,
+				  B->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0));
+	EXPECT_EQ(1, drain(A->rcq, 1)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(1, drain(B->scq, 1)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(overflows + 1,
+		  eq_dbg_field("shca0", "comp0", "hca_overflows"));
+	ASSERT_EQ(0, eq_dbg_inject("shca0", "enable %ld", eqn));
+
+	cq = next_cq_event(A->ch, EV_MS);
+	EXPECT_EQ(A->scq, cq) TH_LOG("%s", rc_err);
+	EXPECT_EQ(0, event_within(A->ch, QUIET_MS));
+	EXPECT_EQ(0, event_within(B->ch, QUIET_MS));
+
+	/* Arming goes on as before: the next arm fires on the next CQE. */
+	ASSERT_EQ(0, ibv_req_notify_cq(A->scq, 0));
+	ASSERT_EQ(0, write_8(&self->p, A, 3));
+	EXPECT_EQ(A->scq, next_cq_event(A->ch, EV_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
 }
 
 static void small_cq(struct rc_cfg *c)

@@ -123,8 +123,25 @@ static bool shca_cq_arm_check(struct shca_hca_cq *cq)
 
 static void shca_cq_event(struct shca_hca_cq *cq)
 {
-	/* A full EQ reports its own overflow; nothing to undo here. */
-	shca_eq_comp(cq->hca, cq->eqn, cq->cqn);
+	/* A full EQ reports its overflow and keeps the event for later. */
+	shca_eq_comp(cq->hca, cq->eqn, cq->cqn, &cq->ev_lost);
+}
+
+void shca_cq_resend_lost(struct shca_hca *hca, u32 eqn)
+{
+	struct shca_hca_cq *cq;
+	unsigned long cqn;
+
+	/* CQs are freed after a grace period (DESTROY_CQ: kfree_rcu). */
+	rcu_read_lock();
+	xa_for_each(&hca->cqs, cqn, cq) {
+		if (cq->eqn != eqn || !READ_ONCE(cq->ev_lost) ||
+		    !xchg(&cq->ev_lost, false))
+			continue;
+		/* Full again: set again, and resent after the next drain. */
+		shca_eq_comp(hca, eqn, cq->cqn, &cq->ev_lost);
+	}
+	rcu_read_unlock();
 }
 
 void shca_cq_arm_poll(struct shca_hca_cq *cq)

@@ -154,7 +154,12 @@ static int shca_eq_write_locked(struct shca_hca_eq *eq,
 	return ret;
 }
 
-int shca_eq_post(struct shca_hca *hca, u32 eqn, const struct softhca_eqe *eqe)
+/*
+ * Post @eqe to EQ @eqn; if the EQ drops it (-ENOSPC), *@lost is set under
+ * the EQ's lock, so the resend that follows the overflow's end sees it.
+ */
+static int shca_eq_post_lost(struct shca_hca *hca, u32 eqn,
+			     const struct softhca_eqe *eqe, bool *lost)
 {
 	struct shca_hca_eq *eq;
 	unsigned long flags;
@@ -169,6 +174,8 @@ int shca_eq_post(struct shca_hca *hca, u32 eqn, const struct softhca_eqe *eqe)
 	}
 	spin_lock_irqsave(&eq->lock, flags);
 	ret = shca_eq_write_locked(eq, eqe, &raise);
+	if (ret == -ENOSPC && lost)
+		WRITE_ONCE(*lost, true);
 	spin_unlock(&eq->lock);
 	/* With interrupts still off: DESTROY_EQ spins on the counter. */
 	if (raise)
@@ -176,6 +183,11 @@ int shca_eq_post(struct shca_hca *hca, u32 eqn, const struct softhca_eqe *eqe)
 	local_irq_restore(flags);
 	rcu_read_unlock();
 	return ret;
+}
+
+int shca_eq_post(struct shca_hca *hca, u32 eqn, const struct softhca_eqe *eqe)
+{
+	return shca_eq_post_lost(hca, eqn, eqe, NULL);
 }
 
 int shca_eq_post_async(struct shca_hca *hca, const struct softhca_eqe *eqe)
@@ -191,12 +203,12 @@ int shca_eq_post_async(struct shca_hca *hca, const struct softhca_eqe *eqe)
 	return shca_eq_post(hca, eqn1 - 1, eqe);
 }
 
-int shca_eq_comp(struct shca_hca *hca, u32 eqn, u32 cqn)
+int shca_eq_comp(struct shca_hca *hca, u32 eqn, u32 cqn, bool *lost)
 {
 	struct softhca_eqe eqe = { .type = SOFTHCA_EVENT_TYPE_COMP };
 
 	eqe.data.comp.cqn = cpu_to_be32(cqn & 0xffffff);
-	return shca_eq_post(hca, eqn, &eqe);
+	return shca_eq_post_lost(hca, eqn, &eqe, lost);
 }
 
 int shca_eq_cq_error(struct shca_hca *hca, u32 cqn, u8 syndrome)
@@ -233,7 +245,7 @@ void shca_hca_eq_doorbell(struct shca_hca *hca, u32 eqn, u32 ci, bool arm)
 {
 	struct shca_hca_eq *eq;
 	unsigned long flags;
-	bool raise = false;
+	bool raise = false, drained = false;
 	u32 behind;
 
 	rcu_read_lock();
@@ -247,8 +259,10 @@ void shca_hca_eq_doorbell(struct shca_hca *hca, u32 eqn, u32 ci, bool arm)
 	behind = (eq->pi - ci) & SHCA_EQ_CI_MASK;
 	if (behind <= eq->pi - eq->ci)
 		eq->ci = eq->pi - behind;
-	if (eq->overflow && eq->ci == eq->pi)
+	if (eq->overflow && eq->ci == eq->pi) {
 		eq->overflow = false;
+		drained = !eq->event_mask;
+	}
 	if (arm) {
 		if (eq->ci != eq->pi) {
 			/* Unconsumed EQEs: no lost interrupt. */
@@ -264,6 +278,9 @@ unlock:
 	if (raise)
 		shca_eq_send(eq);
 	local_irq_restore(flags);
+	/* The completion events the overflow dropped, now that there is room. */
+	if (drained)
+		shca_cq_resend_lost(hca, eqn);
 out:
 	rcu_read_unlock();
 }

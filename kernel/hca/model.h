@@ -173,6 +173,7 @@ struct shca_hca_cq {
 	bool sol_seen;			/* sol_pi is valid */
 	u32 sol_pi;			/* pi after the last solicited/error CQE */
 	__be32 arm_seen;		/* the arm word last evaluated (lockless hint) */
+	bool ev_lost;			/* its EQ dropped its event (full) */
 };
 
 struct shca_hca_cq *shca_cq_get(struct shca_hca *hca, u32 cqn);
@@ -361,9 +362,14 @@ int shca_eq_exec(struct shca_hca *hca, u16 opcode, const void *in,
  *
  * shca_eq_comp(): a completion event for CQ @cqn on its EQ @eqn (the CQ's
  * cq->eqn). The engine calls it once per arm, when an armed CQ's condition
- * is met (seed 5.3), after the CQE is visible.
+ * is met (seed 5.3), after the CQE is visible. If the EQ is full it sets
+ * *@lost (the CQ's ev_lost), under the EQ's lock; when the driver has
+ * drained the EQ, the doorbell that ends the overflow resends the event of
+ * every such CQ of that EQ (shca_cq_resend_lost()): one event per consumed
+ * arm, none to a CQ that was not armed.
  */
-int shca_eq_comp(struct shca_hca *hca, u32 eqn, u32 cqn);
+int shca_eq_comp(struct shca_hca *hca, u32 eqn, u32 cqn, bool *lost);
+void shca_cq_resend_lost(struct shca_hca *hca, u32 eqn);
 /* CQ_ERROR on the async EQ (SOFTHCA_CQ_ERROR_SYNDROME_*). */
 int shca_eq_cq_error(struct shca_hca *hca, u32 cqn, u8 syndrome);
 /* A QP event (SOFTHCA_EVENT_TYPE_WQ_CATAS_ERROR, _LAST_WQE_REACHED, ...;

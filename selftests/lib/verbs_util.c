@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/ioctl.h>
 
 #include <rdma/ib_user_ioctl_cmds.h>
@@ -61,4 +66,49 @@ int engine_wake_method(struct ibv_context *ctx)
 	hdr.method_id = SOFTHCA_METHOD_ENGINE_WAKE;
 	hdr.driver_id = RDMA_DRIVER_UNKNOWN;
 	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &hdr) ? -errno : 0;
+}
+
+long eq_dbg_field(const char *dev, const char *eq_name, const char *key)
+{
+	char path[128], line[1024], want[32], k[40];
+	long val = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/softhca/%s/eqs", dev);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), " name=%s ", eq_name);
+	snprintf(k, sizeof(k), " %s=", key);
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, k);
+
+		if (!strstr(line, want))
+			continue;
+		if (!strcmp(key, "eqn"))
+			sscanf(line, "eqn=%ld", &val);
+		else if (p)
+			val = strtol(p + strlen(k), NULL, 10);
+	}
+	fclose(f);
+	return val;
+}
+
+int eq_dbg_inject(const char *dev, const char *fmt, ...)
+{
+	char path[128], cmd[128];
+	va_list ap;
+	int fd, len, ret;
+
+	va_start(ap, fmt);
+	len = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	snprintf(path, sizeof(path), "/sys/kernel/debug/softhca/%s/inject",
+		 dev);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, cmd, len) == len ? 0 : -errno;
+	close(fd);
+	return ret;
 }

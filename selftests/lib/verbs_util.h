@@ -22,4 +22,13 @@ int next_async_event(struct ibv_context *ctx, int ms,
  */
 int engine_wake_method(struct ibv_context *ctx);
 
+/*
+ * The driver's debugfs EQ files of device @dev (root, debugfs mounted): a
+ * key=value of the line of EQ @eq_name ("comp0", "async") in eqs ("eqn"
+ * too), or -1; and one command written to inject (0 or -errno).
+ */
+long eq_dbg_field(const char *dev, const char *eq_name, const char *key);
+int eq_dbg_inject(const char *dev, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 #endif
