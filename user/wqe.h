@@ -9,7 +9,6 @@
 #ifndef SOFTHCA_WQE_H
 #define SOFTHCA_WQE_H
 
-#include <endian.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,14 +36,6 @@ uint8_t softhca_fm_ce_se(unsigned int send_flags, bool sig_all);
 void softhca_set_ctrl_seg(struct softhca_wqe_ctrl_seg *ctrl, uint8_t opcode,
 			  uint8_t opmod, uint16_t idx, uint32_t qpn, uint8_t ds,
 			  uint8_t fm_ce_se, __be32 imm);
-
-/* The idx a control segment carries (what softhca_set_ctrl_seg wrote). */
-static inline uint16_t softhca_wqe_ctrl_idx(const struct softhca_wqe_ctrl_seg *ctrl)
-{
-	return (uint16_t)((be32toh(ctrl->opmod_idx_opcode) &
-			   SOFTHCA_WQE_CTRL_IDX_MASK) >>
-			  SOFTHCA_WQE_CTRL_IDX_SHIFT);
-}
 
 void softhca_set_raddr_seg(struct softhca_wqe_raddr_seg *seg, uint64_t raddr,
 			   uint32_t rkey);

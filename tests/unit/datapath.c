@@ -778,9 +778,6 @@ static void clean_drops_one_qp(void)
 	f->qp->sq.wrid[1] = 0x123;
 	f->qp->sq.wqe_head[1] = 1;
 	f->qp->sq.head = 2;
-	/* The ring is shared here: the WQE at slot 1 carries counter 1. */
-	softhca_set_ctrl_seg((void *)sq_bb(f, 1), SOFTHCA_OPCODE_SEND, 0, 1,
-			     QPN, 1, 0, 0);
 
 	put_cqe(f, 0, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_SEND, 1, 0);
 	put_cqe(f, 1, SOFTHCA_CQE_REQ, 0x456, SOFTHCA_OPCODE_SEND, 1, 0);
@@ -798,9 +795,9 @@ static void clean_drops_one_qp(void)
 
 /*
  * CQEs no outstanding WR matches are dropped without touching any queue: a
- * WQE counter never posted, a WR already retired (a duplicate), a receive
- * with the RQ empty, a QP of this context whose queues use another CQ
- * (never cached either: destroying it would not clear this CQ's cache).
+ * WR already retired (a duplicate), a slot not posted on this lap, a
+ * receive with the RQ empty, a QP of this context whose queues use another
+ * CQ (never cached either: destroying it would not clear this CQ's cache).
  */
 static void poll_drops_cqes_no_wr_matches(void)
 {
@@ -821,25 +818,33 @@ static void poll_drops_cqes_no_wr_matches(void)
 	other.sq.head = 1;		/* one WR posted, at slot 0 */
 	table_put(f->ctx, &other);
 
+	/* WRs 0 and 1 (slots 0, 1) posted and completed; WR 2 at slot 2. */
 	CHECK_EQ(softhca_post_send(ibqp(f), &s, &sbad), 0);
-	put_cqe(f, 0, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_RDMA_READ, 5, 0);
-	put_cqe(f, 1, SOFTHCA_CQE_REQ, 0x456, SOFTHCA_OPCODE_RDMA_READ, 0, 0);
-	put_cqe(f, 2, SOFTHCA_CQE_RESP_SEND, QPN, 0, 0, 8);
-	put_cqe(f, 3, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_RDMA_READ, 0, 64);
-	put_cqe(f, 4, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_RDMA_READ, 0, 64);
+	CHECK_EQ(softhca_post_send(ibqp(f), &s, &sbad), 0);
+	put_cqe(f, 0, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_RDMA_READ, 1, 64);
+	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 1);
+	CHECK_EQ(f->qp->sq.tail, 2);
+	s.wr_id = 92;
+	CHECK_EQ(softhca_post_send(ibqp(f), &s, &sbad), 0);
+
+	put_cqe(f, 1, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_RDMA_READ, 1, 64);
+	put_cqe(f, 2, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_RDMA_READ, 5, 0);
+	put_cqe(f, 3, SOFTHCA_CQE_REQ, 0x456, SOFTHCA_OPCODE_RDMA_READ, 0, 0);
+	put_cqe(f, 4, SOFTHCA_CQE_RESP_SEND, QPN, 0, 0, 8);
+	put_cqe(f, 5, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_RDMA_READ, 2, 64);
 
 	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 1);
-	CHECK_EQ(wc[0].wr_id, 90);
+	CHECK_EQ(wc[0].wr_id, 92);
 	CHECK_EQ(wc[0].status, IBV_WC_SUCCESS);
-	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 5);
-	CHECK_EQ(f->qp->sq.tail, 1);
+	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 6);
+	CHECK_EQ(f->qp->sq.tail, 3);
 	CHECK_EQ(f->qp->rq.tail, 0);
 	CHECK_EQ(other.sq.tail, 0);
 	CHECK(f->cq->last_qp == f->qp);
 
-	put_cqe(f, 5, SOFTHCA_CQE_REQ, 0x456, SOFTHCA_OPCODE_RDMA_READ, 0, 0);
+	put_cqe(f, 6, SOFTHCA_CQE_REQ, 0x456, SOFTHCA_OPCODE_RDMA_READ, 0, 0);
 	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 0);
-	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 6);
+	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 7);
 	CHECK_EQ(other.sq.tail, 0);
 	CHECK(f->cq->last_qp == f->qp);
 
