@@ -28,6 +28,7 @@
 #include "kselftest_harness.h"
 #include "rc.h"
 #include "util.h"
+#include "verbs_util.h"
 /* The provider's QP (its granted caps), to post past them: see below. */
 #include "../user/softhca.h"
 
@@ -261,6 +262,20 @@ static void remote_err(struct __test_metadata *_metadata, struct rc_pair *p,
 	rc_expect_err(_metadata, a->scq, 2, IBV_WC_WR_FLUSH_ERR, a);
 	expect_state(_metadata, a, IBV_QPS_ERR, "requester");
 	expect_state(_metadata, b, IBV_QPS_ERR, "responder (class J NAK)");
+	/*
+	 * No receive consumed, so no CQE tells B's owner: the affiliated
+	 * event does (IBA 11.6.3.1). rdma_rxe raises none.
+	 */
+	if (!getenv("SOFTHCA_RC_LINK_TYPE")) {
+		struct ibv_async_event ev;
+
+		EXPECT_EQ(want == IBV_WC_REM_INV_REQ_ERR ? IBV_EVENT_QP_REQ_ERR :
+			  IBV_EVENT_QP_ACCESS_ERR,
+			  next_async_event(b->ctx, 5000, &ev)) TH_LOG("%s", what);
+		EXPECT_EQ(b->qp, ev.element.qp);
+		/* None for A: its error CQE said it. */
+		EXPECT_EQ(-1, next_async_event(a->ctx, 0, &ev));
+	}
 	/* B in ERR: its receive is flushed. */
 	rc_expect_err(_metadata, b->rcq, 3, IBV_WC_WR_FLUSH_ERR, b);
 	recover(_metadata, p);

@@ -201,7 +201,8 @@ static bool shca_qp_has_work(struct shca_hca_qp *qp, struct shca_scan *scan)
 
 /*
  * An error the QP reports with an error CQE moves it to ERR; that is all a
- * ConnectX does for those (no async event). Returns whether this call moved
+ * ConnectX does for those (no async event; a responder that refuses an RDMA
+ * request consumes no receive and raises one: shca_resp_nak_rdma()). Returns whether this call moved
  * it there.
  */
 bool shca_qp_set_err(struct shca_hca_qp *qp)

@@ -89,14 +89,39 @@ static int shca_rwqe_fetch(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 	return 0;
 }
 
-/* Answer @syndrome to the requester and move the responder QP to ERR. */
-static void shca_resp_nak(struct shca_exec_ctx *ctx, struct shca_hca_qp *resp,
+/*
+ * Answer @syndrome to the requester and move the responder QP to ERR.
+ * Returns whether this call moved it there.
+ */
+static bool shca_resp_nak(struct shca_exec_ctx *ctx, struct shca_hca_qp *resp,
 			  struct shca_answer *ans, u8 syndrome)
 {
+	bool moved;
+
 	ans->kind = SHCA_ANS_NAK;
 	ans->syndrome = syndrome;
-	shca_qp_set_err(resp);
+	moved = shca_qp_set_err(resp);
 	shca_engine_defer(ctx, resp);
+	return moved;
+}
+
+/*
+ * An RDMA request (WRITE, READ, atomic) refused: no receive is consumed,
+ * so no CQE tells the responder's owner; the affiliated async event does
+ * (IBA 11.6.3.1: Local Access Violation / Invalid Request WQ Error; mlx5
+ * events 0x11 / 0x10).
+ */
+static void shca_resp_nak_rdma(struct shca_exec_ctx *ctx,
+			       struct shca_hca_qp *resp,
+			       struct shca_answer *ans, u8 syndrome)
+{
+	u8 type = syndrome == SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR ?
+		  SOFTHCA_EVENT_TYPE_WQ_ACCESS_ERROR :
+		  SOFTHCA_EVENT_TYPE_WQ_INVAL_REQ_ERROR;
+
+	if (shca_resp_nak(ctx, resp, ans, syndrome))
+		shca_eq_qp_event(resp->hca, type, resp->qpn,
+				 SOFTHCA_EVENT_QUEUE_TYPE_QP);
 }
 
 /* Write a CQE of the responder's receive queue and consume the RQ WQE. */
@@ -214,8 +239,8 @@ static void shca_resp_write(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
 
 	if (!(qp_access & SHCA_ACCESS_REMOTE_WRITE) ||
 	    shca_resp_rkey(ctx, resp, SHCA_ACCESS_REMOTE_WRITE, len)) {
-		shca_resp_nak(ctx, resp, ans,
-			      SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+		shca_resp_nak_rdma(ctx, resp, ans,
+				   SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return;
 	}
 	if (imm) {
@@ -248,8 +273,8 @@ static void shca_resp_read(struct shca_exec_ctx *ctx,
 
 	if (!(qp_access & SHCA_ACCESS_REMOTE_READ) ||
 	    shca_resp_rkey(ctx, resp, SHCA_ACCESS_REMOTE_READ, len)) {
-		shca_resp_nak(ctx, resp, ans,
-			      SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+		shca_resp_nak_rdma(ctx, resp, ans,
+				   SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return;
 	}
 	shca_sgl_copy(ctx, &w->local, &ctx->remote, len);
@@ -266,19 +291,19 @@ static void shca_resp_atomic(struct shca_exec_ctx *ctx,
 	u64 orig;
 
 	if (!(qp_access & SHCA_ACCESS_REMOTE_ATOMIC)) {
-		shca_resp_nak(ctx, resp, ans,
-			      SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+		shca_resp_nak_rdma(ctx, resp, ans,
+				   SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return;
 	}
 	if (w->raddr & (SOFTHCA_ATOMIC_SIZE - 1)) {
-		shca_resp_nak(ctx, resp, ans,
-			      SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+		shca_resp_nak_rdma(ctx, resp, ans,
+				   SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 		return;
 	}
 	if (shca_resp_rkey(ctx, resp, SHCA_ACCESS_REMOTE_ATOMIC,
 			   SOFTHCA_ATOMIC_SIZE)) {
-		shca_resp_nak(ctx, resp, ans,
-			      SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+		shca_resp_nak_rdma(ctx, resp, ans,
+				   SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return;
 	}
 	mkey = ctx->remote.sge[0].mkey;
