@@ -393,6 +393,37 @@ TEST_F(err, atomic_misaligned)
 		   "FETCH_ADD at +4");
 }
 
+static void no_responder_resources(struct rc_cfg *c)
+{
+	c->max_dest_rd_atomic[1] = 0;
+}
+
+/*
+ * B reached RTR with max_dest_rd_atomic 0: it takes no READ or atomic
+ * (Invalid Request, as ConnectX and rdma_rxe); WRITE and SEND still work.
+ */
+TEST_F(err, read_and_atomic_without_responder_resources)
+{
+	struct rc_wc_want w;
+
+	ASSERT_EQ(0, rc_pair_reopen(&self->p, no_responder_resources))
+		TH_LOG("%s", rc_err);
+	remote_err(_metadata, &self->p, IBV_WR_RDMA_READ, (uintptr_t)B->buf,
+		   B->mr->rkey, 64, IBV_WC_REM_INV_REQ_ERR,
+		   "READ, max_dest_rd_atomic 0");
+	remote_err(_metadata, &self->p, IBV_WR_ATOMIC_FETCH_AND_ADD,
+		   (uintptr_t)B->buf, B->mr->rkey, 8, IBV_WC_REM_INV_REQ_ERR,
+		   "FETCH_ADD, max_dest_rd_atomic 0");
+	/* A WRITE needs no responder resources. */
+	rc_fill(A->buf, 64, 77);
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE, 5, A->buf, 64,
+				  A->mr->lkey, (uintptr_t)B->buf + 8192,
+				  B->mr->rkey, IBV_SEND_SIGNALED, 0));
+	w = rc_want_req(5, IBV_WC_RDMA_WRITE, 64, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	EXPECT_EQ(-1, rc_check_fill(B->buf + 8192, 64, 77));
+}
+
 /* The rkey of a deregistered MR, and of a re-registration's old key. */
 TEST_F(err, remote_access_stale_rkey)
 {

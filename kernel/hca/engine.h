@@ -71,6 +71,7 @@ struct shca_resp_attrs {
 	u32 dest_qpn;
 	u32 access_flags;
 	u8 min_rnr_timer;
+	u8 max_dest_rd_atomic;		/* 0: no READ or atomic taken */
 };
 
 /* Engine state of one QP (qp->eng). */

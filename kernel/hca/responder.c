@@ -334,6 +334,7 @@ shca_resp_attrs_get(struct shca_hca_qp *qp)
 	a->dest_qpn = qp->attrs.dest_qpn;
 	a->access_flags = qp->attrs.access_flags;
 	a->min_rnr_timer = qp->attrs.min_rnr_timer;
+	a->max_dest_rd_atomic = qp->attrs.max_dest_rd_atomic;
 	e->resp_gen = qp->attrs_gen;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return a;
@@ -364,11 +365,16 @@ void shca_resp_handle(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
 		shca_resp_write(ctx, req, resp, a->access_flags, ans);
 		break;
 	case SOFTHCA_OPCODE_RDMA_READ:
-		shca_resp_read(ctx, resp, a->access_flags, ans);
-		break;
 	case SOFTHCA_OPCODE_ATOMIC_CS:
 	case SOFTHCA_OPCODE_ATOMIC_FA:
-		shca_resp_atomic(ctx, resp, a->access_flags, ans);
+		/* No responder resources: Invalid Request (as ConnectX, rxe). */
+		if (!a->max_dest_rd_atomic)
+			shca_resp_nak_rdma(ctx, resp, ans,
+					   SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+		else if (ctx->wqe.opcode == SOFTHCA_OPCODE_RDMA_READ)
+			shca_resp_read(ctx, resp, a->access_flags, ans);
+		else
+			shca_resp_atomic(ctx, resp, a->access_flags, ans);
 		break;
 	}
 	if (ans->kind == SHCA_ANS_RNR)
