@@ -964,6 +964,28 @@ static void send_ok(struct __test_metadata *_metadata, struct rc_pair *p,
 	rc_expect_wc(_metadata, a->scq, &w);
 }
 
+/*
+ * A message longer than the port's max_msg_sz (1 GiB): a local length
+ * error before any key is looked at, so the SGEs need no such MR.
+ */
+TEST_F(err, message_longer_than_max_msg_sz)
+{
+	struct ibv_port_attr pa;
+	struct ibv_sge sg[2];
+	struct ibv_send_wr wr;
+	uint32_t half;
+
+	ASSERT_EQ(0, ibv_query_port(A->ctx, 1, &pa));
+	ASSERT_EQ(1U << 30, pa.max_msg_sz);
+	half = pa.max_msg_sz / 2 + 1;
+	for (int i = 0; i < 2; i++)
+		sg[i] = (struct ibv_sge){ (uintptr_t)A->buf, half, A->mr->lkey };
+	wr = (struct ibv_send_wr){ .sg_list = sg, .num_sge = 2, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED };
+	local_fail(_metadata, &self->p, &wr, NULL, IBV_WC_LOC_LEN_ERR,
+		   "SEND of max_msg_sz + 2 bytes");
+}
+
 TEST_F(err, wqe_beyond_granted_caps)
 {
 	struct ibv_sge sg[3];

@@ -36,7 +36,8 @@ static const struct shca_caps shca_caps_rev1 = {
 	.max_mtu		= 4096,
 	.gid_tbl_len		= 128,
 	.pkey_tbl_len		= 1,
-	.max_msg_sz		= 0x80000000,
+	/* 1 GiB as mlx5; 2^31 would be an SGE the inline bit claims. */
+	.max_msg_sz		= 1U << 30,
 	.local_ca_ack_delay	= 15,
 
 	.wqebb_size		= 64,

@@ -108,8 +108,9 @@ static int shca_wqe_parse_data(struct shca_hca_qp *qp, struct shca_wqe *w,
 		sge->len = len;
 		w->local.len += len;
 	}
+	/* Longer than the port takes: a length error (IBA, ConnectX). */
 	if (w->local.len > caps->max_msg_sz)
-		return -EINVAL;
+		return -EMSGSIZE;
 	return 0;
 }
 
