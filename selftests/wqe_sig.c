@@ -202,23 +202,25 @@ TEST_F(sig, every_opcode_runs_signed)
 	one_op(_metadata, &self->p, IBV_WR_RDMA_READ, 4096, 0);
 
 	/* Atomics: 3-DS WQEs (ctrl, raddr, atomic + pointer). */
+	static const struct {
+		enum ibv_wr_opcode op;
+		uint64_t compare_add, swap, old;
+	} atomics[] = {
+		{ IBV_WR_ATOMIC_FETCH_AND_ADD, 2, 0, 40 },	/* 40 -> 42 */
+		{ IBV_WR_ATOMIC_CMP_AND_SWP, 42, 7, 42 },	/* 42 -> 7 */
+	};
 	*remote = 40;
-	at = qa->sq.cur_post;
-	ASSERT_EQ(0, rc_post_atomic(a->qp, IBV_WR_ATOMIC_FETCH_AND_ADD, 21,
-				    local, a->mr->lkey, (uintptr_t)remote,
-				    b->mr->rkey, 2, 0, IBV_SEND_SIGNALED));
-	EXPECT_TRUE(send_sig_ok(qa, at));
-	ASSERT_EQ(1, rc_poll(a->scq, &wc, 1, 5000));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", rc_wc_str(&wc));
-	EXPECT_EQ(40, *local);
-	at = qa->sq.cur_post;
-	ASSERT_EQ(0, rc_post_atomic(a->qp, IBV_WR_ATOMIC_CMP_AND_SWP, 22,
-				    local, a->mr->lkey, (uintptr_t)remote,
-				    b->mr->rkey, 42, 7, IBV_SEND_SIGNALED));
-	EXPECT_TRUE(send_sig_ok(qa, at));
-	ASSERT_EQ(1, rc_poll(a->scq, &wc, 1, 5000));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", rc_wc_str(&wc));
-	EXPECT_EQ(42, *local);
+	for (int i = 0; i < 2; i++) {
+		at = qa->sq.cur_post;
+		ASSERT_EQ(0, rc_post_atomic(a->qp, atomics[i].op, 21 + i, local,
+					    a->mr->lkey, (uintptr_t)remote,
+					    b->mr->rkey, atomics[i].compare_add,
+					    atomics[i].swap, IBV_SEND_SIGNALED));
+		EXPECT_TRUE(send_sig_ok(qa, at));
+		ASSERT_EQ(1, rc_poll(a->scq, &wc, 1, 5000));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", rc_wc_str(&wc));
+		EXPECT_EQ(atomics[i].old, *local);
+	}
 	EXPECT_EQ(7, *remote);
 }
 
