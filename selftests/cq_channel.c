@@ -375,8 +375,9 @@ TEST_F_TIMEOUT(chan, destroy_cq_blocks_until_acked, 90)
 
 	a.cq = rcq;
 	self->unacked = 0;	/* the thread acks them */
-	ASSERT_EQ(0, pthread_create(&t, NULL, acker_fn, &a));
+	/* Before the thread starts its first sleep: it may run at once. */
 	t0 = rc_now_us();
+	ASSERT_EQ(0, pthread_create(&t, NULL, acker_fn, &a));
 	ret = ibv_destroy_cq(rcq);
 	t1 = rc_now_us();
 	acked = __atomic_load_n(&a.acked, __ATOMIC_SEQ_CST);
