@@ -83,7 +83,7 @@ void shca_cqe_init_err(struct softhca_cqe *cqe, u8 cqe_opcode, u32 qpn,
  * The word is the provider's: any value is only compared, so garbage gives
  * at worst a spurious or a missing event for that CQ.
  */
-static bool shca_cq_arm_due(struct shca_hca_cq *cq, u32 arm)
+static __always_inline bool shca_cq_arm_due(struct shca_hca_cq *cq, u32 arm)
 {
 	u32 cmd = arm & SOFTHCA_CQ_DB_CMD_MASK;
 	u8 sn = (arm >> SOFTHCA_CQ_DB_SN_SHIFT) & SOFTHCA_CQ_DB_SN_MASK;

@@ -79,13 +79,40 @@ MODULE_PARM_DESC(engine_poll,
 	module_param(name, ulong, 0444);	\
 	MODULE_PARM_DESC(name, desc)
 
-SHCA_COUNTER(engine_wakeups, "Wake-up calls (wake fd fsync or ENGINE_WAKE) so far");
-SHCA_COUNTER(engine_wakeups_idle,
-	     "Wake-up calls that found the thread idle by choice, not yet kicked");
-SHCA_COUNTER(engine_wakeups_waking,
-	     "Wake-up calls that found the thread kicked back to polling but not yet running");
-SHCA_COUNTER(engine_wakeups_backoff,
-	     "Wake-up calls that found the thread backed off (its CPU wanted)");
+/*
+ * The wake-up call's counters are per CPU: two applications calling from
+ * two CPUs would otherwise pass one cache line back and forth on every
+ * post. Read as their sum.
+ */
+static int shca_pcpu_counter_get(char *buf, const struct kernel_param *kp)
+{
+	unsigned long __percpu *counter = (unsigned long __percpu *)kp->arg;
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += *per_cpu_ptr(counter, cpu);
+	return sysfs_emit(buf, "%lu\n", sum);
+}
+
+static const struct kernel_param_ops shca_pcpu_counter_ops = {
+	.get = shca_pcpu_counter_get,
+};
+
+#define SHCA_PCPU_COUNTER(name, desc)					\
+	static DEFINE_PER_CPU(unsigned long, name);			\
+	module_param_cb(name, &shca_pcpu_counter_ops,			\
+			(void __force *)&(name), 0444);			\
+	MODULE_PARM_DESC(name, desc)
+
+SHCA_PCPU_COUNTER(engine_wakeups,
+		  "Wake-up calls (wake fd fsync or ENGINE_WAKE) so far");
+SHCA_PCPU_COUNTER(engine_wakeups_idle,
+		  "Wake-up calls that found the thread idle by choice, not yet kicked");
+SHCA_PCPU_COUNTER(engine_wakeups_waking,
+		  "Wake-up calls that found the thread kicked back to polling but not yet running");
+SHCA_PCPU_COUNTER(engine_wakeups_backoff,
+		  "Wake-up calls that found the thread backed off (its CPU wanted)");
 SHCA_COUNTER(engine_idle_sleeps,
 	     "Times the engine thread went idle (no work for its idle window)");
 SHCA_COUNTER(engine_backoffs, "Times the engine thread backed off (CPU wanted)");
@@ -168,7 +195,8 @@ static s64 shca_scan_now(struct shca_scan *scan)
  * Would running @qp make progress now? Lockless: reads the doorbell records
  * and the engine's consumer counters.
  */
-static bool shca_qp_has_work(struct shca_hca_qp *qp, struct shca_scan *scan)
+static __always_inline bool shca_qp_has_work(struct shca_hca_qp *qp,
+					     struct shca_scan *scan)
 {
 	enum shca_qp_state state = READ_ONCE(qp->state);
 	struct shca_engine_qp *e = qp->eng;
@@ -693,13 +721,14 @@ slept:
 
 /* ---- wake-up call (ENGINE_WAKE) ----------------------------------------- */
 
-static struct shca_exec_ctx *shca_ctx_get(struct shca_engine_hca *eh)
+static __always_inline struct shca_exec_ctx *
+shca_ctx_get(struct shca_engine_hca *eh)
 {
 	unsigned int i, start = raw_smp_processor_id();
 	struct shca_exec_ctx *ctx = NULL;
 
 	for (i = 0; i < SHCA_SPARE_CTX && !ctx; i++)
-		ctx = xchg(&eh->spare_ctx[(start + i) % SHCA_SPARE_CTX], NULL);
+		ctx = xchg(&eh->spare[(start + i) % SHCA_SPARE_CTX].ctx, NULL);
 	if (!ctx)
 		ctx = kmalloc(sizeof(*ctx), GFP_KERNEL);
 	if (ctx) {
@@ -709,12 +738,13 @@ static struct shca_exec_ctx *shca_ctx_get(struct shca_engine_hca *eh)
 	return ctx;
 }
 
-static void shca_ctx_put(struct shca_engine_hca *eh, struct shca_exec_ctx *ctx)
+static __always_inline void shca_ctx_put(struct shca_engine_hca *eh,
+					 struct shca_exec_ctx *ctx)
 {
 	unsigned int i, start = raw_smp_processor_id();
 
 	for (i = 0; i < SHCA_SPARE_CTX; i++)
-		if (!cmpxchg(&eh->spare_ctx[(start + i) % SHCA_SPARE_CTX],
+		if (!cmpxchg(&eh->spare[(start + i) % SHCA_SPARE_CTX].ctx,
 			     NULL, ctx))
 			return;
 	kfree(ctx);
@@ -747,16 +777,16 @@ void shca_hca_wake(struct shca_hca *hca)
 	s64 prev;
 	int idx;
 
-	engine_wakeups++;
+	this_cpu_inc(engine_wakeups);
 	switch (READ_ONCE(shca_eng.state)) {
 	case SHCA_ENG_IDLE:
 		if (atomic_read(&shca_eng.kick) && shca_engine_runnable())
-			engine_wakeups_waking++;
+			this_cpu_inc(engine_wakeups_waking);
 		else
-			engine_wakeups_idle++;
+			this_cpu_inc(engine_wakeups_idle);
 		break;
 	case SHCA_ENG_BACKOFF:
-		engine_wakeups_backoff++;
+		this_cpu_inc(engine_wakeups_backoff);
 		break;
 	}
 	ctx = shca_ctx_get(eh);
@@ -884,7 +914,7 @@ void shca_engine_hca_fini(struct shca_hca *hca)
 	WARN_ON_ONCE(!list_empty(&eh->qps));
 	WARN_ON_ONCE(!list_empty(&eh->cqs));
 	for (i = 0; i < SHCA_SPARE_CTX; i++)
-		kfree(eh->spare_ctx[i]);
+		kfree(eh->spare[i].ctx);
 	hca->eng = NULL;
 	kfree(eh);
 }

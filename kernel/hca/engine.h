@@ -46,9 +46,12 @@ struct shca_engine_hca {
 	struct list_head cqs;			/* every CQ, via cq->eng_node (SRCU) */
 	/* Contexts for wake-up calls, kept: concurrent callers each need
 	 * one, and a kmalloc() per call (zeroed, with init_on_alloc) cost
-	 * more than the call's work.
+	 * more than the call's work. A caller starts at its CPU's slot; a
+	 * line each, so callers on two CPUs do not share one.
 	 */
-	struct shca_exec_ctx *spare_ctx[SHCA_SPARE_CTX];
+	struct {
+		struct shca_exec_ctx *ctx;
+	} ____cacheline_aligned_in_smp spare[SHCA_SPARE_CTX];
 };
 
 enum shca_wait_kind {
@@ -78,7 +81,6 @@ struct shca_resp_attrs {
 struct shca_engine_qp {
 	struct shca_hca_qp *qp;
 	struct mutex exec_lock;		/* the send queue's one executor */
-	struct mutex resp_lock;		/* the receive side */
 	/* Retry state of the WQE at sq_ci, under exec_lock. */
 	u8 wait_kind;		/* enum shca_wait_kind */
 	u8 rnr_left;
@@ -88,8 +90,17 @@ struct shca_engine_qp {
 	u32 path_gen;			/* under exec_lock */
 	struct shca_path path;
 	struct shca_route route;	/* to the responder, under exec_lock */
+	struct shca_mkey_cache lkeys;	/* the local SGEs', under exec_lock */
+
+	/*
+	 * The receive side: run by the executor of the peer's send queue,
+	 * often on another CPU than this QP's own executor, so not on the
+	 * cache lines the latter writes.
+	 */
+	struct mutex resp_lock ____cacheline_aligned_in_smp;
 	u32 resp_gen;			/* under resp_lock */
 	struct shca_resp_attrs resp;
+	struct shca_mkey_cache keys;	/* RQ lkeys and rkeys, under resp_lock */
 };
 
 /* One scatter/gather element, key checked once the MKey is held. */
@@ -165,9 +176,48 @@ enum shca_step shca_sq_step(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 void shca_sq_flush(struct shca_hca_qp *qp, u16 posted, unsigned int budget);
 void shca_wait_clear(struct shca_hca_qp *qp);
 void shca_sq_drained_check(struct shca_hca_qp *qp);
-int shca_sgl_get(struct shca_hca *hca, u32 pdn, u32 access,
-		 struct shca_sgl *sgl, u64 len);
-void shca_sgl_put(struct shca_sgl *sgl);
+
+static inline void shca_sgl_put(struct shca_sgl *sgl)
+{
+	unsigned int i;
+
+	for (i = 0; i < sgl->n; i++) {
+		if (sgl->sge[i].mkey) {
+			shca_mkey_put(sgl->sge[i].mkey);
+			sgl->sge[i].mkey = NULL;
+		}
+	}
+}
+
+/*
+ * Take the MKeys of the elements covering the first @len bytes of @sgl,
+ * each for [va, va + bytes used) with @access in @pdn, looked up through
+ * @cache (the QP side's). On failure none is held and the error of
+ * shca_mkey_get() is returned.
+ */
+static inline int shca_sgl_get(struct shca_hca *hca, u32 pdn, u32 access,
+			       struct shca_sgl *sgl, u64 len,
+			       struct shca_mkey_cache *cache)
+{
+	unsigned int i;
+
+	for (i = 0; i < sgl->n && len; i++) {
+		struct shca_sge *sge = &sgl->sge[i];
+		u32 n = min_t(u64, len, sge->len);
+		struct shca_hca_mkey *mkey;
+
+		mkey = shca_mkey_get_cached(hca, cache, sge->key, pdn, access,
+					    sge->va, n);
+		if (IS_ERR(mkey)) {
+			shca_sgl_put(sgl);
+			return PTR_ERR(mkey);
+		}
+		sge->mkey = mkey;
+		len -= n;
+	}
+	return 0;
+}
+
 void shca_sgl_copy(struct shca_exec_ctx *ctx, struct shca_sgl *dst,
 		   const struct shca_sgl *src, u64 len);
 

@@ -20,7 +20,7 @@ static LIST_HEAD(shca_fabric);
 static DEFINE_MUTEX(shca_fabric_lock);
 /* Routes cached before the last change are stale (struct shca_route). */
 /* 64 bits: a wrapped counter could match a route to a freed QP. */
-static atomic64_t shca_fabric_gen = ATOMIC64_INIT(1);
+atomic64_t shca_fabric_gen = ATOMIC64_INIT(1);
 
 void shca_fabric_changed(void)
 {
@@ -110,25 +110,10 @@ struct shca_hca_qp *shca_fabric_find_qp(const u8 dgid[16], u32 dqpn)
 	return qp;
 }
 
-struct shca_hca_qp *shca_fabric_route(struct shca_route *rt,
-				      const u8 dgid[16], u32 dqpn)
+struct shca_hca_qp *shca_fabric_route_miss(struct shca_route *rt,
+					   const u8 dgid[16], u32 dqpn, u64 gen)
 {
 	struct shca_hca_qp *qp;
-	u64 gen;
-
-	rcu_read_lock();
-	/* Before the lookup's loads, so a route cached with @gen is not
-	 * older than @gen.
-	 */
-	gen = atomic64_read_acquire(&shca_fabric_gen);
-	qp = rt->qp;
-	if (qp && rt->gen == gen && rt->dqpn == dqpn &&
-	    !memcmp(rt->dgid, dgid, sizeof(rt->dgid)) &&
-	    refcount_inc_not_zero(&qp->users)) {
-		rcu_read_unlock();
-		return qp;
-	}
-	rcu_read_unlock();
 
 	/* The generation read before the lookup: a change meanwhile makes
 	 * the next use look again.

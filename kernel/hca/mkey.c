@@ -8,6 +8,9 @@
  * the index is reused, so a stale key finds no MKey. Lookups are RCU plus
  * refcount_inc_not_zero(); DESTROY_MKEY erases the index, waits for every
  * lookup in flight to be put and frees the context after a grace period.
+ * The lookup is on every transfer's path: one RCU read side around the
+ * xarray walk and the reference (xa_load() would nest its own, and in a
+ * preemptible kernel each is two calls).
  */
 #include <linux/atomic.h>
 #include <linux/highmem.h>
@@ -119,6 +122,8 @@ int shca_cmd_destroy_mkey(struct shca_hca *hca,
 	}
 	__xa_erase(&hca->mkeys, index);
 	xa_unlock(&hca->mkeys);
+	/* Before kfree_rcu(): cached lookups of it are stale from here. */
+	atomic64_inc(&hca->mkey_gen);
 
 	/* No new lookup finds it; wait for the engine's accesses to end. */
 	if (!refcount_dec_and_test(&mkey->users))
@@ -156,13 +161,16 @@ static struct shca_hca_mkey *shca_rlkey_get(u32 pdn, u32 access, u64 va,
 struct shca_hca_mkey *shca_mkey_get(struct shca_hca *hca, u32 key, u32 pdn,
 				    u32 access, u64 va, u64 len)
 {
+	XA_STATE(xas, &hca->mkeys, key >> SHCA_MKEY_INDEX_SHIFT);
 	struct shca_hca_mkey *mkey;
 	int err;
 
 	if (key == SHCA_RESERVED_LKEY)
 		return shca_rlkey_get(pdn, access, va, len);
 	rcu_read_lock();
-	mkey = xa_load(&hca->mkeys, key >> SHCA_MKEY_INDEX_SHIFT);
+	do {
+		mkey = xas_load(&xas);
+	} while (xas_retry(&xas, mkey));
 	if (!mkey || READ_ONCE(mkey->key) != key ||
 	    !refcount_inc_not_zero(&mkey->users)) {
 		rcu_read_unlock();
@@ -170,27 +178,25 @@ struct shca_hca_mkey *shca_mkey_get(struct shca_hca *hca, u32 key, u32 pdn,
 	}
 	rcu_read_unlock();
 
-	if (mkey->pdn != (pdn & ~SHCA_PDN_RLKEY) || (access & ~mkey->access)) {
-		err = -EACCES;
-		goto err_put;
-	}
-	if (va < mkey->iova || len > mkey->length ||
-	    va - mkey->iova > mkey->length - len) {
-		err = -ERANGE;
-		goto err_put;
+	err = shca_mkey_check(mkey, pdn, access, va, len);
+	if (err) {
+		shca_mkey_put(mkey);
+		return ERR_PTR(err);
 	}
 	return mkey;
-
-err_put:
-	shca_mkey_put(mkey);
-	return ERR_PTR(err);
 }
 
-void shca_mkey_put(struct shca_hca_mkey *mkey)
+int shca_mkey_check(const struct shca_hca_mkey *mkey, u32 pdn, u32 access,
+		    u64 va, u64 len)
 {
-	if (refcount_dec_and_test(&mkey->users))
-		complete(&mkey->free);
+	if (mkey->pdn != (pdn & ~SHCA_PDN_RLKEY) || (access & ~mkey->access))
+		return -EACCES;
+	if (va < mkey->iova || len > mkey->length ||
+	    va - mkey->iova > mkey->length - len)
+		return -ERANGE;
+	return 0;
 }
+
 
 /* @va + @len within @mkey (checked by shca_mkey_get() already). */
 static bool shca_mkey_covers(struct shca_hca_mkey *mkey, u64 va, u64 len)

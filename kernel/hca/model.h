@@ -76,6 +76,7 @@ struct shca_hca {
 	u32 gid_end;			/* 1 + highest valid index, or 0 */
 	/* cmd: allocation state (mkey.c, qp.c) */
 	u8 *mkey_variant;		/* last variant byte of each MKey index */
+	atomic64_t mkey_gen;		/* DESTROY_MKEYs so far: cache check */
 	u32 mkey_next;			/* xa_alloc_cyclic cursors */
 	u32 cq_next;
 	u32 qp_next;
@@ -140,7 +141,64 @@ static inline struct page *shca_mkey_page(struct shca_hca_mkey *mkey, u64 va,
  */
 struct shca_hca_mkey *shca_mkey_get(struct shca_hca *hca, u32 key, u32 pdn,
 				    u32 access, u64 va, u64 len);
-void shca_mkey_put(struct shca_hca_mkey *mkey);
+
+static inline void shca_mkey_put(struct shca_hca_mkey *mkey)
+{
+	if (refcount_dec_and_test(&mkey->users))
+		complete(&mkey->free);
+}
+
+/*
+ * The last MKey one side of a QP used, while no MKey of its HCA was
+ * destroyed since (@gen). No reference is kept: the pointer is used only
+ * while @gen is current, under RCU (DESTROY_MKEY counts the change after
+ * the erase and frees after a grace period), as a route (gid.c).
+ */
+struct shca_mkey_cache {
+	struct shca_hca_mkey *mkey;
+	u64 gen;
+};
+
+/* Rights and bounds of @mkey for an access of @len bytes at @va. */
+int shca_mkey_check(const struct shca_hca_mkey *mkey, u32 pdn, u32 access,
+		    u64 va, u64 len);
+
+/*
+ * shca_mkey_get() through @c, which the caller serialises. Inline: every
+ * transfer looks up one or two keys, usually the ones it looked up last
+ * time, and a hit costs no call and no walk of the MKey index.
+ */
+static inline struct shca_hca_mkey *
+shca_mkey_get_cached(struct shca_hca *hca, struct shca_mkey_cache *c, u32 key,
+		     u32 pdn, u32 access, u64 va, u64 len)
+{
+	struct shca_hca_mkey *mkey;
+	u64 gen;
+	int err;
+
+	rcu_read_lock_sched();
+	/* Before the lookup's loads, as in shca_fabric_route(). */
+	gen = atomic64_read_acquire(&hca->mkey_gen);
+	mkey = c->mkey;
+	if (mkey && c->gen == gen && READ_ONCE(mkey->key) == key &&
+	    refcount_inc_not_zero(&mkey->users)) {
+		rcu_read_unlock_sched();
+		err = shca_mkey_check(mkey, pdn, access, va, len);
+		if (unlikely(err)) {
+			shca_mkey_put(mkey);
+			return ERR_PTR(err);
+		}
+		return mkey;
+	}
+	rcu_read_unlock_sched();
+	mkey = shca_mkey_get(hca, key, pdn, access, va, len);
+	if (!IS_ERR(mkey) && key != SHCA_RESERVED_LKEY) {
+		c->mkey = mkey;
+		c->gen = gen;
+	}
+	return mkey;
+}
+
 /* Copy a kernel buffer into MKey-described memory (an atomic's result);
  * bounds checked by shca_mkey_get() before. May not sleep.
  */
@@ -236,15 +294,22 @@ struct shca_hca_qp {
 	bool sqd_event;			/* SQ_DRAINED owed for this SQD */
 
 	/* eng: execution state, see engine.c (under lock unless noted) */
-	u16 sq_ci;			/* next WQEBB the engine executes */
-	u16 rq_ci;			/* next RQ WQE the responder takes */
-	bool sq_draining;		/* SQD and WQEs still outstanding */
 	struct list_head eng_node;	/* on the engine's active list */
 	struct shca_engine_qp *eng;
+	/* Written by this QP's executor... */
+	u16 sq_ci ____cacheline_aligned_in_smp;	/* next WQEBB to execute */
+	bool sq_draining;		/* SQD and WQEs still outstanding */
+	/* ...and by the peer's, as responder: a line each. */
+	u16 rq_ci ____cacheline_aligned_in_smp;	/* next RQ WQE to take */
 };
 
 struct shca_hca_qp *shca_qp_get(struct shca_hca *hca, u32 qpn);
-void shca_qp_put(struct shca_hca_qp *qp);
+
+static inline void shca_qp_put(struct shca_hca_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->users))
+		complete(&qp->free);
+}
 
 /*
  * Engine hooks called by qp.c with qp->lock NOT held, after the state
@@ -332,9 +397,38 @@ struct shca_route {
 	u8 dgid[16];
 };
 
-/* shca_fabric_find_qp() through @rt, which the caller serialises. */
-struct shca_hca_qp *shca_fabric_route(struct shca_route *rt,
-				      const u8 dgid[16], u32 dqpn);
+/* Bumped by every change a cached route depends on. */
+extern atomic64_t shca_fabric_gen;
+
+struct shca_hca_qp *shca_fabric_route_miss(struct shca_route *rt,
+					   const u8 dgid[16], u32 dqpn, u64 gen);
+
+/*
+ * shca_fabric_find_qp() through @rt, which the caller serialises. Inline,
+ * with the preempt-disabling RCU read side (also inline): every transfer
+ * takes this path.
+ */
+static inline struct shca_hca_qp *shca_fabric_route(struct shca_route *rt,
+						    const u8 dgid[16], u32 dqpn)
+{
+	struct shca_hca_qp *qp;
+	u64 gen;
+
+	rcu_read_lock_sched();
+	/* Before the lookup's loads, so a route cached with @gen is not
+	 * older than @gen.
+	 */
+	gen = atomic64_read_acquire(&shca_fabric_gen);
+	qp = rt->qp;
+	if (qp && rt->gen == gen && rt->dqpn == dqpn &&
+	    !memcmp(rt->dgid, dgid, sizeof(rt->dgid)) &&
+	    refcount_inc_not_zero(&qp->users)) {
+		rcu_read_unlock_sched();
+		return qp;
+	}
+	rcu_read_unlock_sched();
+	return shca_fabric_route_miss(rt, dgid, dqpn, gen);
+}
 /* Something a route depends on changed (a GID, an instance, a QP gone). */
 void shca_fabric_changed(void);
 

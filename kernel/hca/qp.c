@@ -355,8 +355,3 @@ struct shca_hca_qp *shca_qp_get(struct shca_hca *hca, u32 qpn)
 	return qp;
 }
 
-void shca_qp_put(struct shca_hca_qp *qp)
-{
-	if (refcount_dec_and_test(&qp->users))
-		complete(&qp->free);
-}

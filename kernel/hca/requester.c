@@ -27,7 +27,8 @@ static const u32 shca_rnr_timer_10us[32] = {
 };
 
 /* Copy @len bytes of the SQ ring from byte offset @off, following the wrap. */
-static void shca_sq_copy(struct shca_hca_qp *qp, void *dst, u32 off, u32 len)
+static __always_inline void shca_sq_copy(struct shca_hca_qp *qp, void *dst,
+					 u32 off, u32 len)
 {
 	u32 size = qp->sq_wqebb_cnt << SOFTHCA_SEND_WQE_SHIFT;
 	u32 n;
@@ -65,9 +66,10 @@ static u32 shca_max_nbb(struct shca_hca_qp *qp, u16 avail)
  * operation error); inline data longer than its max_inline_data is a length
  * error (-EMSGSIZE).
  */
-static int shca_wqe_parse_data(struct shca_hca_qp *qp, struct shca_wqe *w,
-			       const u8 *buf, u32 seg, bool inl_ok,
-			       u32 max_sge)
+static __always_inline int shca_wqe_parse_data(struct shca_hca_qp *qp,
+					       struct shca_wqe *w,
+					       const u8 *buf, u32 seg,
+					       bool inl_ok, u32 max_sge)
 {
 	const struct shca_caps *caps = qp->hca->caps;
 	const struct softhca_wqe_data_seg *d;
@@ -226,44 +228,6 @@ static int shca_wqe_fetch(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 }
 
 /* ---- scatter/gather lists ---------------------------------------------- */
-
-/*
- * Take the MKeys of the elements covering the first @len bytes of @sgl,
- * each for [va, va + bytes used) with @access in @pdn. On failure none is
- * held and the error of shca_mkey_get() is returned.
- */
-int shca_sgl_get(struct shca_hca *hca, u32 pdn, u32 access,
-		 struct shca_sgl *sgl, u64 len)
-{
-	unsigned int i;
-
-	for (i = 0; i < sgl->n && len; i++) {
-		struct shca_sge *sge = &sgl->sge[i];
-		u32 n = min_t(u64, len, sge->len);
-		struct shca_hca_mkey *mkey;
-
-		mkey = shca_mkey_get(hca, sge->key, pdn, access, sge->va, n);
-		if (IS_ERR(mkey)) {
-			shca_sgl_put(sgl);
-			return PTR_ERR(mkey);
-		}
-		sge->mkey = mkey;
-		len -= n;
-	}
-	return 0;
-}
-
-void shca_sgl_put(struct shca_sgl *sgl)
-{
-	unsigned int i;
-
-	for (i = 0; i < sgl->n; i++) {
-		if (sgl->sge[i].mkey) {
-			shca_mkey_put(sgl->sge[i].mkey);
-			sgl->sge[i].mkey = NULL;
-		}
-	}
-}
 
 /*
  * Move @len bytes from the start of @src (inline payload or MKeys) to the
@@ -479,7 +443,8 @@ enum shca_step shca_sq_step(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 		 w->opcode == SOFTHCA_OPCODE_ATOMIC_CS ||
 		 w->opcode == SOFTHCA_OPCODE_ATOMIC_FA ?
 		 SHCA_ACCESS_LOCAL_WRITE : SHCA_ACCESS_LOCAL_READ;
-	err = shca_sgl_get(qp->hca, qp->pdn, access, &w->local, w->local.len);
+	err = shca_sgl_get(qp->hca, qp->pdn, access, &w->local, w->local.len,
+			   &e->lkeys);
 	if (err) {
 		shca_sq_fail(qp, w, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
 		return SHCA_STEP_DONE;

@@ -35,8 +35,9 @@ static bool shca_rq_empty(struct shca_hca_qp *qp)
  * sentinel or the end of the stride, zero-length ones skipped. -EINVAL for
  * a malformed WQE.
  */
-static int shca_rwqe_fetch(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
-			   struct shca_sgl *sgl)
+static __always_inline int shca_rwqe_fetch(struct shca_exec_ctx *ctx,
+					   struct shca_hca_qp *qp,
+					   struct shca_sgl *sgl)
 {
 	u32 stride = 1U << qp->rq_wqe_shift;
 	u32 slot = qp->rq_ci & (qp->rq_wqe_cnt - 1);
@@ -125,7 +126,7 @@ static void shca_resp_nak_rdma(struct shca_exec_ctx *ctx,
 }
 
 /* Write a CQE of the responder's receive queue and consume the RQ WQE. */
-static void shca_resp_cqe_write(struct shca_exec_ctx *ctx,
+static inline void shca_resp_cqe_write(struct shca_exec_ctx *ctx,
 				struct shca_hca_qp *resp,
 				const struct softhca_cqe *cqe)
 {
@@ -136,8 +137,10 @@ static void shca_resp_cqe_write(struct shca_exec_ctx *ctx,
 	WRITE_ONCE(resp->rq_ci, resp->rq_ci + 1);
 }
 
-static void shca_resp_cqe(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
-			  struct shca_hca_qp *resp, u8 opcode, u32 byte_cnt)
+static inline void shca_resp_cqe(struct shca_exec_ctx *ctx,
+				 struct shca_hca_qp *req,
+				 struct shca_hca_qp *resp, u8 opcode,
+				 u32 byte_cnt)
 {
 	const struct shca_wqe *w = &ctx->wqe;
 	struct softhca_cqe cqe;
@@ -196,7 +199,7 @@ static void shca_resp_send(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
 		return;
 	}
 	if (shca_sgl_get(resp->hca, resp->pdn, SHCA_ACCESS_LOCAL_WRITE,
-			 &ctx->remote, len)) {
+			 &ctx->remote, len, &resp->eng->keys)) {
 		shca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
 		shca_resp_nak(ctx, resp, ans, SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR);
 		return;
@@ -226,7 +229,8 @@ static int shca_resp_rkey(struct shca_exec_ctx *ctx, struct shca_hca_qp *resp,
 	sgl->sge[0].key = ctx->wqe.rkey;
 	sgl->sge[0].va = ctx->wqe.raddr;
 	sgl->sge[0].len = len;
-	return shca_sgl_get(resp->hca, resp->pdn, access, sgl, len);
+	return shca_sgl_get(resp->hca, resp->pdn, access, sgl, len,
+			    &resp->eng->keys);
 }
 
 static void shca_resp_write(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
@@ -347,7 +351,9 @@ void shca_resp_handle(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
 	enum shca_qp_state state;
 
 	ans->kind = SHCA_ANS_NONE;
-	mutex_lock(&resp->eng->resp_lock);
+	/* Uncontended on the fast path: one call instead of two. */
+	if (!mutex_trylock(&resp->eng->resp_lock))
+		mutex_lock(&resp->eng->resp_lock);
 
 	a = shca_resp_attrs_get(resp);
 	state = READ_ONCE(resp->state);
