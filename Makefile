@@ -37,7 +37,7 @@ user: $(PROVIDER) $(DRIVER_FILE)
 
 $(PROVIDER): $(PROVIDER_SRCS) $(PROVIDER_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -fPIC -shared -fvisibility=hidden \
+	$(CC) $(USER_CFLAGS) -flto=auto -fPIC -shared -fvisibility=hidden \
 		-Wl,--no-undefined -Wl,-z,defs -o $@ $(PROVIDER_SRCS) -libverbs -lpthread
 
 # libibverbs reads "driver <path-prefix>" and dlopens <prefix>-rdmav34.so.
