@@ -399,9 +399,9 @@ static bool shca_run_qp(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp)
 }
 
 /* One turn over every QP of @eh, then over its CQs' arm words. */
-static bool shca_engine_pass_hca(struct shca_exec_ctx *ctx,
-				 struct shca_engine_hca *eh,
-				 struct shca_scan *scan)
+static __always_inline bool
+shca_engine_pass_hca(struct shca_exec_ctx *ctx, struct shca_engine_hca *eh,
+		     struct shca_scan *scan)
 {
 	struct shca_hca_qp *qp;
 	struct shca_hca_cq *cq;

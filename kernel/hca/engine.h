@@ -218,9 +218,6 @@ static inline int shca_sgl_get(struct shca_hca *hca, u32 pdn, u32 access,
 	return 0;
 }
 
-void shca_sgl_copy(struct shca_exec_ctx *ctx, struct shca_sgl *dst,
-		   const struct shca_sgl *src, u64 len);
-
 /* responder.c */
 void shca_resp_handle(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
 		      struct shca_hca_qp *resp, struct shca_answer *ans);

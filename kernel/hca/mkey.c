@@ -197,7 +197,6 @@ int shca_mkey_check(const struct shca_hca_mkey *mkey, u32 pdn, u32 access,
 	return 0;
 }
 
-
 /* @va + @len within @mkey (checked by shca_mkey_get() already). */
 static bool shca_mkey_covers(struct shca_hca_mkey *mkey, u64 va, u64 len)
 {

@@ -9,7 +9,6 @@
  *
  * Called with the QP's exec_lock held (engine.c), in process context.
  */
-#include <linux/highmem.h>
 #include <linux/kernel.h>
 #include <linux/sched.h>
 #include <linux/string.h>
@@ -225,60 +224,6 @@ static int shca_wqe_fetch(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 	    shca_xor(ctx->wqe_buf, w->ds * SOFTHCA_DS_SIZE) != 0xff)
 		return -EINVAL;
 	return shca_wqe_parse(qp, w, ctx->wqe_buf);
-}
-
-/* ---- scatter/gather lists ---------------------------------------------- */
-
-/*
- * Move @len bytes from the start of @src (inline payload or MKeys) to the
- * start of @dst (MKeys): one copy, page to page. Both were sized and
- * acquired for at least @len bytes.
- */
-void shca_sgl_copy(struct shca_exec_ctx *ctx, struct shca_sgl *dst,
-		   const struct shca_sgl *src, u64 len)
-{
-	unsigned int si = 0, di = 0, chunks = 0;
-	u64 soff = 0, doff = 0;
-
-	while (len) {
-		const struct shca_sge *s = &src->sge[si];
-		struct shca_sge *d = &dst->sge[di];
-		struct page *dpage, *spage;
-		size_t dpg, spg, n;
-		void *dp, *sp;
-
-		if (WARN_ON_ONCE(di >= dst->n || !d->mkey ||
-				 (!src->inl && (si >= src->n || !s->mkey))))
-			return;
-		dpage = shca_mkey_page(d->mkey, d->va + doff, &dpg);
-		n = min3(len, d->len - doff, (u64)(PAGE_SIZE - dpg));
-		dp = kmap_local_page(dpage);
-		if (src->inl) {
-			shca_copy(dp + dpg, src->inl + soff, n);
-		} else {
-			spage = shca_mkey_page(s->mkey, s->va + soff, &spg);
-			n = min3((u64)n, s->len - soff, (u64)(PAGE_SIZE - spg));
-			sp = kmap_local_page(spage);
-			shca_copy(dp + dpg, sp + spg, n);
-			kunmap_local(sp);
-		}
-		kunmap_local(dp);
-		flush_dcache_page(dpage);
-
-		len -= n;
-		soff += n;
-		doff += n;
-		if (!src->inl && soff == s->len) {
-			si++;
-			soff = 0;
-		}
-		if (doff == d->len) {
-			di++;
-			doff = 0;
-		}
-		if (!(++chunks & 15))
-			cond_resched();
-	}
 }
 
 /* ---- one step of the send queue ---------------------------------------- */

@@ -8,8 +8,10 @@
  * or nothing (the requester times out).
  *
  * Runs under the responder QP's resp_lock, called by the requester's
- * executor (which holds the requester's exec_lock).
+ * executor (which holds the requester's exec_lock). The data moves here,
+ * for both directions (shca_sgl_copy()).
  */
+#include <linux/highmem.h>
 #include <linux/string.h>
 
 #include "engine.h"
@@ -27,6 +29,59 @@ static bool shca_rq_empty(struct shca_hca_qp *qp)
 	/* The doorbell record, then the WQE it covers. */
 	smp_rmb();
 	return false;
+}
+
+/*
+ * Move @len bytes from the start of @src (inline payload or MKeys) to the
+ * start of @dst (MKeys): one copy, page to page. Both were sized and
+ * acquired for at least @len bytes.
+ */
+static __always_inline void shca_sgl_copy(struct shca_exec_ctx *ctx,
+					  struct shca_sgl *dst,
+					  const struct shca_sgl *src, u64 len)
+{
+	unsigned int si = 0, di = 0, chunks = 0;
+	u64 soff = 0, doff = 0;
+
+	while (len) {
+		const struct shca_sge *s = &src->sge[si];
+		struct shca_sge *d = &dst->sge[di];
+		struct page *dpage, *spage;
+		size_t dpg, spg, n;
+		void *dp, *sp;
+
+		if (WARN_ON_ONCE(di >= dst->n || !d->mkey ||
+				 (!src->inl && (si >= src->n || !s->mkey))))
+			return;
+		dpage = shca_mkey_page(d->mkey, d->va + doff, &dpg);
+		n = min3(len, d->len - doff, (u64)(PAGE_SIZE - dpg));
+		dp = kmap_local_page(dpage);
+		if (src->inl) {
+			shca_copy(dp + dpg, src->inl + soff, n);
+		} else {
+			spage = shca_mkey_page(s->mkey, s->va + soff, &spg);
+			n = min3((u64)n, s->len - soff, (u64)(PAGE_SIZE - spg));
+			sp = kmap_local_page(spage);
+			shca_copy(dp + dpg, sp + spg, n);
+			kunmap_local(sp);
+		}
+		kunmap_local(dp);
+		flush_dcache_page(dpage);
+
+		len -= n;
+		soff += n;
+		doff += n;
+		if (!src->inl && soff == s->len) {
+			si++;
+			soff = 0;
+		}
+		if (doff == d->len) {
+			di++;
+			doff = 0;
+		}
+		if (!(++chunks & 15))
+			cond_resched();
+	}
 }
 
 /*
