@@ -444,6 +444,50 @@ TEST_F(err, remote_access_stale_rkey)
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
 }
 
+/* A WRITE of 64 bytes from A's @lkey at @src into B's @rkey at @dst, which must work. */
+static void write_ok(struct __test_metadata *_metadata, struct rc_pair *p,
+		     uint8_t *src, uint32_t lkey, uintptr_t dst, uint32_t rkey)
+{
+	struct rc_wc_want w = rc_want_req(7, IBV_WC_RDMA_WRITE, 64, &p->e[0]);
+
+	ASSERT_EQ(0, rc_post_send(p->e[0].qp, IBV_WR_RDMA_WRITE, 7, src, 64, lkey,
+				  dst, rkey, IBV_SEND_SIGNALED, 0));
+	rc_expect_wc(_metadata, p->e[0].scq, &w);
+}
+
+/*
+ * Each side of a QP keeps the last MKey it looked up (the HCA's MKey
+ * cache): the key just used must not outlive its MR, and every use of it is
+ * checked again (rights, bounds) as a first lookup is.
+ */
+TEST_F(err, cached_rkey)
+{
+	uint8_t *buf = B->buf + 64 * 1024;
+	struct ibv_mr *mr = ibv_reg_mr(B->pd, buf, 8192, RC_ACCESS_ALL);
+	struct ibv_mr *ro = ibv_reg_mr(B->pd, buf, 8192, IBV_ACCESS_REMOTE_READ);
+	struct rc_wc_want w = rc_want_req(8, IBV_WC_RDMA_READ, 64, A);
+	uint32_t old;
+
+	ASSERT_NE(NULL, mr);
+	ASSERT_NE(NULL, ro);
+	write_ok(_metadata, &self->p, A->buf, A->mr->lkey, (uintptr_t)buf, mr->rkey);
+	remote_err(_metadata, &self->p, IBV_WR_RDMA_WRITE, (uintptr_t)buf + 8192 - 32,
+		   mr->rkey, 64, IBV_WC_REM_ACCESS_ERR,
+		   "WRITE over the end with the rkey just used");
+	old = mr->rkey;
+	write_ok(_metadata, &self->p, A->buf, A->mr->lkey, (uintptr_t)buf, old);
+	ASSERT_EQ(0, ibv_dereg_mr(mr));
+	remote_err(_metadata, &self->p, IBV_WR_RDMA_WRITE, (uintptr_t)buf, old, 64,
+		   IBV_WC_REM_ACCESS_ERR, "WRITE with the rkey just used, deregistered");
+	/* Read rights only: a READ works, the WRITE behind it does not. */
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_READ, 8, A->buf, 64, A->mr->lkey,
+				  (uintptr_t)buf, ro->rkey, IBV_SEND_SIGNALED, 0));
+	rc_expect_wc(_metadata, A->scq, &w);
+	remote_err(_metadata, &self->p, IBV_WR_RDMA_WRITE, (uintptr_t)buf, ro->rkey, 64,
+		   IBV_WC_REM_ACCESS_ERR, "WRITE with the read-only rkey just used");
+	EXPECT_EQ(0, ibv_dereg_mr(ro));
+}
+
 /* ---- local errors ---------------------------------------------------------- */
 
 /*
@@ -598,6 +642,27 @@ TEST_F(err, stale_lkey)
 		  (struct ibv_sge){ (uintptr_t)buf, 64, old }, IBV_SEND_SIGNALED,
 		  IBV_WC_LOC_PROT_ERR, "WRITE with the key before re-registration");
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
+}
+
+/* The lkey a QP just used: see cached_rkey. */
+TEST_F(err, cached_lkey)
+{
+	uint8_t *buf = A->buf + 128 * 1024;
+	struct ibv_mr *mr = ibv_reg_mr(A->pd, buf, 8192, IBV_ACCESS_LOCAL_WRITE);
+	uint32_t old;
+
+	ASSERT_NE(NULL, mr);
+	write_ok(_metadata, &self->p, buf, mr->lkey, (uintptr_t)B->buf, B->mr->rkey);
+	local_err(_metadata, &self->p, IBV_WR_RDMA_WRITE,
+		  (struct ibv_sge){ (uintptr_t)buf + 8192 - 32, 64, mr->lkey },
+		  IBV_SEND_SIGNALED, IBV_WC_LOC_PROT_ERR,
+		  "WRITE from over the end with the lkey just used");
+	old = mr->lkey;
+	write_ok(_metadata, &self->p, buf, old, (uintptr_t)B->buf, B->mr->rkey);
+	ASSERT_EQ(0, ibv_dereg_mr(mr));
+	local_err(_metadata, &self->p, IBV_WR_RDMA_WRITE,
+		  (struct ibv_sge){ (uintptr_t)buf, 64, old }, IBV_SEND_SIGNALED,
+		  IBV_WC_LOC_PROT_ERR, "WRITE with the lkey just used, deregistered");
 }
 
 /*
