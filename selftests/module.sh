@@ -16,7 +16,7 @@ loaded() { grep -q '^softhca ' /proc/modules; }
 no_dev() { ! ls /sys/class/infiniband/ 2>/dev/null | grep -q '^shca'; }
 
 echo "TAP version 13"
-echo "1..12"
+echo "1..14"
 check "unload with shca0 and shca1 present" sh -c \
 	"rdma link add shca1 type softhca netdev veth1 && rmmod softhca"
 check "module gone" sh -c "! grep -q '^softhca ' /proc/modules"
@@ -25,8 +25,13 @@ check "reload" insmod "$ko"
 check "no device after reload" no_dev
 check "add after reload" rdma link add shca0 type softhca netdev veth0
 check "unload without devices" sh -c "rdma link del shca0 && rmmod softhca && ! grep -q '^softhca ' /proc/modules"
+# The engine's counters are read-only parameters (some summed over CPUs).
+check "a counter given at load is refused" sh -c \
+	"! insmod $ko engine_wakeups=5 && ! grep -q '^softhca ' /proc/modules"
 check "load and add again" sh -c \
 	"insmod $ko && rdma link add shca0 type softhca netdev veth0"
+check "the counters read as numbers" sh -c \
+	"for c in engine_wakeups engine_wakeups_backoff engine_backoffs; do grep -qxE '[0-9]+' /sys/module/softhca/parameters/\$c || exit 1; done"
 
 # A process holding the device open: unload must either wait its turn (EBUSY,
 # module pinned) or disassociate it; never crash, never leak.

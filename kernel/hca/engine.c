@@ -86,7 +86,7 @@ MODULE_PARM_DESC(engine_poll,
  */
 static int shca_pcpu_counter_get(char *buf, const struct kernel_param *kp)
 {
-	unsigned long __percpu *counter = (unsigned long __percpu *)kp->arg;
+	unsigned long __percpu *counter = (__force unsigned long __percpu *)kp->arg;
 	unsigned long sum = 0;
 	int cpu;
 
@@ -95,7 +95,14 @@ static int shca_pcpu_counter_get(char *buf, const struct kernel_param *kp)
 	return sysfs_emit(buf, "%lu\n", sum);
 }
 
+/* Read only, but module parameters at load time call .set all the same. */
+static int shca_pcpu_counter_set(const char *val, const struct kernel_param *kp)
+{
+	return -EPERM;
+}
+
 static const struct kernel_param_ops shca_pcpu_counter_ops = {
+	.set = shca_pcpu_counter_set,
 	.get = shca_pcpu_counter_get,
 };
 
@@ -336,6 +343,12 @@ static bool shca_qp_exec(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 				 ktime_get_ns() : 0) != SHCA_STEP_DONE)
 			break;
 		progress = true;
+		/*
+		 * A preemption point per WQE, once its CQEs are out: the
+		 * responder trylocks resp_lock, so mutex_lock()'s might_sleep()
+		 * is no longer one.
+		 */
+		cond_resched();
 	}
 	return progress;
 }

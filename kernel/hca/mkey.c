@@ -122,7 +122,13 @@ int shca_cmd_destroy_mkey(struct shca_hca *hca,
 	}
 	__xa_erase(&hca->mkeys, index);
 	xa_unlock(&hca->mkeys);
-	/* Before kfree_rcu(): cached lookups of it are stale from here. */
+	/*
+	 * Before kfree_rcu(): cached lookups of it are stale from here. The
+	 * erase before the bump, as the reader checks: a cache filled with
+	 * the new generation cannot hold this MKey (pairs with the acquire in
+	 * shca_mkey_get_cached()).
+	 */
+	smp_mb__before_atomic();
 	atomic64_inc(&hca->mkey_gen);
 
 	/* No new lookup finds it; wait for the engine's accesses to end. */
@@ -170,6 +176,9 @@ struct shca_hca_mkey *shca_mkey_get(struct shca_hca *hca, u32 key, u32 pdn,
 	rcu_read_lock();
 	do {
 		mkey = xas_load(&xas);
+		/* An index CREATE_MKEY reserved but has not stored yet. */
+		if (xa_is_zero(mkey))
+			mkey = NULL;
 	} while (xas_retry(&xas, mkey));
 	if (!mkey || READ_ONCE(mkey->key) != key ||
 	    !refcount_inc_not_zero(&mkey->users)) {

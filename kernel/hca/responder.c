@@ -182,8 +182,8 @@ static void shca_resp_nak_rdma(struct shca_exec_ctx *ctx,
 
 /* Write a CQE of the responder's receive queue and consume the RQ WQE. */
 static inline void shca_resp_cqe_write(struct shca_exec_ctx *ctx,
-				struct shca_hca_qp *resp,
-				const struct softhca_cqe *cqe)
+				       struct shca_hca_qp *resp,
+				       const struct softhca_cqe *cqe)
 {
 	if (shca_cqe_write(resp->recv_cq, cqe)) {
 		shca_qp_fatal(resp);
@@ -406,7 +406,11 @@ void shca_resp_handle(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
 	enum shca_qp_state state;
 
 	ans->kind = SHCA_ANS_NONE;
-	/* Uncontended on the fast path: one call instead of two. */
+	/*
+	 * Uncontended on the fast path: one call instead of two (the
+	 * executor's loop keeps a preemption point per WQE). Lockdep sees
+	 * this lock's order under exec_lock only when it is contended.
+	 */
 	if (!mutex_trylock(&resp->eng->resp_lock))
 		mutex_lock(&resp->eng->resp_lock);
 
