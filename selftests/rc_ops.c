@@ -26,6 +26,7 @@
 
 #include "kselftest_harness.h"
 #include "rc.h"
+#include "verbs_util.h"
 
 /* Buffer layout of each end (1 MiB). */
 #define SRC		0		/* what an end sends / writes from */
@@ -125,6 +126,54 @@ TEST_F(ops, send_with_imm)
 {
 	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		send_one(_metadata, &self->p, sizes[i], i + 1, true);
+}
+
+/*
+ * A QP in RTR receives: the first request raises Communication Established
+ * on its context (IBA 11.6.3.1), once; none in RTS, none to the sender.
+ */
+TEST_F(ops, comm_est_on_first_receive_in_rtr)
+{
+	bool events = !getenv("SOFTHCA_RC_LINK_TYPE");	/* rxe raises none */
+	struct ibv_qp_attr attr;
+	struct ibv_async_event ev;
+	struct rc_wc_want w;
+	int mask;
+
+	/* B back to RTR only; A, in RTS, still sends to its QPN. */
+	attr.qp_state = IBV_QPS_RESET;
+	ASSERT_EQ(0, ibv_modify_qp(B->qp, &attr, IBV_QP_STATE));
+	rc_init_attr(&attr, &mask, RC_ACCESS_ALL);
+	ASSERT_EQ(0, ibv_modify_qp(B->qp, &attr, mask));
+	rc_rtr_attr(&self->p, 1, &attr, &mask);
+	ASSERT_EQ(0, ibv_modify_qp(B->qp, &attr, mask));
+	ASSERT_EQ(IBV_QPS_RTR, rc_qp_state(B->qp));
+	EXPECT_EQ(-1, next_async_event(B->ctx, 0, &ev));
+
+	for (int i = 0; i < 3; i++) {
+		if (i == 2) {	/* the third one in RTS */
+			rc_rts_attr(&self->p, 1, &attr, &mask);
+			ASSERT_EQ(0, ibv_modify_qp(B->qp, &attr, mask));
+		}
+		rc_fill(A->buf + SRC, 100, 40 + i);
+		ASSERT_EQ(0, rc_post_recv(B->qp, 700 + i, B->buf + DST, 4096, B->mr->lkey));
+		ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 800 + i, A->buf + SRC, 100,
+					  A->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0));
+		w = rc_want_req(800 + i, IBV_WC_SEND, 100, A);
+		rc_expect_wc(_metadata, A->scq, &w);
+		w = rc_want_recv(700 + i, IBV_WC_RECV, 100, B, A);
+		rc_expect_wc(_metadata, B->rcq, &w);
+		expect_bytes(_metadata, B->buf + DST, 100, 40 + i, "payload");
+		if (!events)
+			continue;
+		if (i == 0) {
+			ASSERT_EQ(IBV_EVENT_COMM_EST, next_async_event(B->ctx, 2000, &ev));
+			EXPECT_EQ(B->qp, ev.element.qp);
+		} else {
+			EXPECT_EQ(-1, next_async_event(B->ctx, 0, &ev)) TH_LOG("send %d", i);
+		}
+		EXPECT_EQ(-1, next_async_event(A->ctx, 0, &ev));
+	}
 }
 
 TEST_F(ops, send_both_directions)

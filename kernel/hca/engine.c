@@ -1025,6 +1025,7 @@ void shca_engine_qp_state_changed(struct shca_hca_qp *qp,
 		mutex_lock(&e->resp_lock);
 		qp->sq_ci = 0;
 		qp->rq_ci = 0;
+		e->comm_est = false;
 		shca_wait_clear(qp);
 		WRITE_ONCE(qp->dbr->rcv_counter, 0);
 		WRITE_ONCE(qp->dbr->snd_counter, 0);

@@ -101,6 +101,7 @@ struct shca_engine_qp {
 	u32 resp_gen;			/* under resp_lock */
 	struct shca_resp_attrs resp;
 	struct shca_mkey_cache keys;	/* RQ lkeys and rkeys, under resp_lock */
+	bool comm_est;			/* COMM_EST raised; under resp_lock */
 };
 
 /* One scatter/gather element, key checked once the MKey is held. */

@@ -419,6 +419,15 @@ void shca_resp_handle(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
 	/* A QP that cannot receive, or is connected elsewhere, drops it. */
 	if (!shca_qp_state_receives(state) || a->dest_qpn != req->qpn)
 		goto out;
+	/*
+	 * The first request a QP in RTR receives: Communication Established
+	 * (IBA 11.6.3.1; mlx5 event 0x02), once until the QP is reset.
+	 */
+	if (unlikely(state == SHCA_QPS_RTR) && !resp->eng->comm_est) {
+		resp->eng->comm_est = true;
+		shca_eq_qp_event(resp->hca, SOFTHCA_EVENT_TYPE_COMM_EST, resp->qpn,
+				 SOFTHCA_EVENT_QUEUE_TYPE_QP);
+	}
 
 	switch (ctx->wqe.opcode) {
 	case SOFTHCA_OPCODE_SEND:
