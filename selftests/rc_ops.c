@@ -137,7 +137,6 @@ TEST_F(ops, comm_est_on_first_receive_in_rtr)
 	bool events = !getenv("SOFTHCA_RC_LINK_TYPE");	/* rxe raises none */
 	struct ibv_qp_attr attr;
 	struct ibv_async_event ev;
-	struct rc_wc_want w;
 	int mask;
 
 	/* B back to RTR only; A, in RTS, still sends to its QPN. */
@@ -155,15 +154,7 @@ TEST_F(ops, comm_est_on_first_receive_in_rtr)
 			rc_rts_attr(&self->p, 1, &attr, &mask);
 			ASSERT_EQ(0, ibv_modify_qp(B->qp, &attr, mask));
 		}
-		rc_fill(A->buf + SRC, 100, 40 + i);
-		ASSERT_EQ(0, rc_post_recv(B->qp, 700 + i, B->buf + DST, 4096, B->mr->lkey));
-		ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 800 + i, A->buf + SRC, 100,
-					  A->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0));
-		w = rc_want_req(800 + i, IBV_WC_SEND, 100, A);
-		rc_expect_wc(_metadata, A->scq, &w);
-		w = rc_want_recv(700 + i, IBV_WC_RECV, 100, B, A);
-		rc_expect_wc(_metadata, B->rcq, &w);
-		expect_bytes(_metadata, B->buf + DST, 100, 40 + i, "payload");
+		send_one(_metadata, &self->p, 100, 40 + i, false);
 		if (!events)
 			continue;
 		if (i == 0) {

@@ -429,6 +429,7 @@ static inline struct shca_hca_qp *shca_fabric_route(struct shca_route *rt,
 	rcu_read_unlock_sched();
 	return shca_fabric_route_miss(rt, dgid, dqpn, gen);
 }
+
 /* Something a route depends on changed (a GID, an instance, a QP gone). */
 void shca_fabric_changed(void);
 

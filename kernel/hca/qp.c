@@ -354,4 +354,3 @@ struct shca_hca_qp *shca_qp_get(struct shca_hca *hca, u32 qpn)
 	rcu_read_unlock();
 	return qp;
 }
-
