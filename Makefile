@@ -93,7 +93,7 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1
 	rm -rf $(B)
 
-# The provider must at least compile for aarch64 (DESIGN.md §7). No aarch64
+# The provider must at least compile for aarch64 (design.md §7). No aarch64
 # libibverbs here, so compile only, against the host's arch-neutral headers.
 provider-aarch64:
 	@mkdir -p $(B)/aarch64/inc

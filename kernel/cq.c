@@ -21,9 +21,9 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct shca_cq *cq = to_shca_cq(ibcq);
 	struct softhca_create_cq_req req = {};
 	struct softhca_create_cq_resp resp = {};
-	struct shca_cmd_create_cq_in in = {};
-	struct shca_cmd_destroy_cq_in din;
-	struct shca_cmd_create_cq_out out;
+	struct hca_cmd_create_cq_in in = {};
+	struct hca_cmd_destroy_cq_in din;
+	struct hca_cmd_create_cq_out out;
 	struct softhca_cqe *ring;
 	size_t ring_size, size;
 	u32 cnt, i;
@@ -64,7 +64,7 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	in.dbr = cq->queue->buf + ring_size;
 	in.log_size = ilog2(cnt);
 	in.eqn = shca_comp_eqn(sdev, attr->comp_vector);
-	err = shca_hca_exec(sdev->hca, SHCA_CMD_CREATE_CQ, &in, sizeof(in),
+	err = hca_exec(sdev->hca, HCA_CMD_CREATE_CQ, &in, sizeof(in),
 			    &out, sizeof(out));
 	if (err)
 		goto err_queue;
@@ -98,7 +98,7 @@ err_cq:
 	shca_cq_ev_unregister(sdev, &cq->ev);
 err_cq_cmd:
 	din.cqn = cq->cqn;
-	WARN_ON(shca_hca_exec(sdev->hca, SHCA_CMD_DESTROY_CQ, &din,
+	WARN_ON(hca_exec(sdev->hca, HCA_CMD_DESTROY_CQ, &din,
 			      sizeof(din), NULL, 0));
 err_queue:
 	shca_queue_free(cq->queue);
@@ -123,7 +123,7 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibcq->device);
 	struct shca_cq *cq = to_shca_cq(ibcq);
-	struct shca_cmd_destroy_cq_in in = { .cqn = cq->cqn };
+	struct hca_cmd_destroy_cq_in in = { .cqn = cq->cqn };
 
 	/*
 	 * Events first (waits for EQ handlers, tasklets, event work: eq.h),
@@ -133,9 +133,9 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	 */
 	if (!cq->ev_gone)
 		shca_cq_ev_unregister(sdev, &cq->ev);
-	WARN_ON(shca_hca_exec(sdev->hca, SHCA_CMD_DESTROY_CQ, &in, sizeof(in),
+	WARN_ON(hca_exec(sdev->hca, HCA_CMD_DESTROY_CQ, &in, sizeof(in),
 			      NULL, 0));
-	if (cq->k)
+	if (cq->kcq)
 		shca_kcq_destroy(cq);
 	shca_queue_free(cq->queue);
 	return 0;

@@ -17,7 +17,7 @@ static int shca_caps_show(struct seq_file *m, void *unused)
 {
 	struct shca_dev *sdev = m->private;
 	const struct ib_device_attr *a = &sdev->ibdev.attrs;
-	const struct shca_caps *c = &sdev->caps;
+	const struct hca_caps *c = &sdev->caps;
 
 	seq_printf(m, "vendor_id 0x%x\n", a->vendor_id);
 	seq_printf(m, "vendor_part_id %u\n", a->vendor_part_id);

@@ -17,7 +17,7 @@ static int shca_query_device(struct ib_device *ibdev,
 			     struct ib_device_attr *attr,
 			     struct ib_udata *udata)
 {
-	const struct shca_caps *caps = &to_shca_dev(ibdev)->caps;
+	const struct hca_caps *caps = &to_shca_dev(ibdev)->caps;
 
 	/* No driver data is defined for this command. */
 	if (udata && (udata->inlen || udata->outlen))
@@ -41,7 +41,7 @@ static int shca_query_device(struct ib_device *ibdev,
 	attr->device_cap_flags = IB_DEVICE_CURR_QP_STATE_MOD |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID;
-	if (caps->flags & SHCA_CAP_RNR_NAK_GEN)
+	if (caps->flags & HCA_CAP_RNR_NAK_GEN)
 		attr->device_cap_flags |= IB_DEVICE_RC_RNR_NAK_GEN;
 	/*
 	 * `rdma link del` may remove the device. LOCAL_DMA_LKEY: kernel QPs
@@ -59,7 +59,7 @@ static int shca_query_device(struct ib_device *ibdev,
 	attr->max_qp_rd_atom = caps->max_qp_rd_atom;
 	attr->max_qp_init_rd_atom = caps->max_qp_init_rd_atom;
 	attr->max_res_rd_atom = caps->max_qp * caps->max_qp_rd_atom;
-	attr->atomic_cap = caps->flags & SHCA_CAP_ATOMIC ?
+	attr->atomic_cap = caps->flags & HCA_CAP_ATOMIC ?
 			   IB_ATOMIC_HCA : IB_ATOMIC_NONE;
 	attr->max_pkeys = caps->pkey_tbl_len;
 	attr->local_ca_ack_delay = caps->local_ca_ack_delay;
@@ -75,7 +75,7 @@ static int shca_query_port(struct ib_device *ibdev, u32 port,
 			   struct ib_port_attr *attr)
 {
 	struct shca_dev *sdev = to_shca_dev(ibdev);
-	const struct shca_caps *caps = &sdev->caps;
+	const struct hca_caps *caps = &sdev->caps;
 	enum ib_mtu mtu;
 
 	/* ib_core range-checked @port and zeroed @attr. */
@@ -117,7 +117,7 @@ static enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev,
 static int shca_get_port_immutable(struct ib_device *ibdev, u32 port,
 				   struct ib_port_immutable *immutable)
 {
-	const struct shca_caps *caps = &to_shca_dev(ibdev)->caps;
+	const struct hca_caps *caps = &to_shca_dev(ibdev)->caps;
 
 	immutable->pkey_tbl_len = caps->pkey_tbl_len;
 	immutable->gid_tbl_len = caps->gid_tbl_len;
@@ -137,7 +137,7 @@ static int shca_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 
 static void shca_get_dev_fw_str(struct ib_device *ibdev, char *str)
 {
-	const struct shca_caps *caps = &to_shca_dev(ibdev)->caps;
+	const struct hca_caps *caps = &to_shca_dev(ibdev)->caps;
 
 	snprintf(str, IB_FW_VERSION_NAME_MAX, "%u.%u.%u", caps->fw_major,
 		 caps->fw_minor, caps->fw_subminor);
@@ -164,7 +164,7 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 	/* Debugfs is gone; no CQ or QP is left: the EQs and vectors go. */
 	shca_eqs_destroy(sdev);
 	if (sdev->hca)
-		shca_hca_destroy(sdev->hca);
+		hca_destroy(sdev->hca);
 	if (sdev->ndev)
 		netdev_put(sdev->ndev, &sdev->ndev_tracker);
 }
@@ -218,7 +218,7 @@ static const struct ib_device_ops shca_dev_ops = {
  */
 static void shca_port_set(struct shca_dev *sdev, u32 flags)
 {
-	struct shca_cmd_set_port_state_in in = {
+	struct hca_cmd_set_port_state_in in = {
 		.port = SHCA_PORT,
 		.state = shca_netdev_active(sdev->ndev) ?
 			 SOFTHCA_PORT_CHANGE_SUBTYPE_ACTIVE :
@@ -226,7 +226,7 @@ static void shca_port_set(struct shca_dev *sdev, u32 flags)
 		.flags = flags,
 	};
 
-	WARN_ON(shca_hca_exec(sdev->hca, SHCA_CMD_SET_PORT_STATE, &in,
+	WARN_ON(hca_exec(sdev->hca, HCA_CMD_SET_PORT_STATE, &in,
 			      sizeof(in), NULL, 0));
 }
 
@@ -241,7 +241,7 @@ void shca_port_update(struct shca_dev *sdev)
 void shca_port_init(struct shca_dev *sdev)
 {
 	ASSERT_RTNL();
-	shca_port_set(sdev, SHCA_PORT_STATE_QUIET);
+	shca_port_set(sdev, HCA_PORT_STATE_QUIET);
 }
 
 /*
@@ -266,13 +266,13 @@ struct shca_dev *shca_dev_alloc(struct net_device *ndev,
 	/* Driver uverbs methods (wake.c): ENGINE_WAKE. */
 	ibdev->driver_def = shca_uapi_defs;
 
-	sdev->hca = shca_hca_create();
+	sdev->hca = hca_create();
 	if (IS_ERR(sdev->hca)) {
 		err = PTR_ERR(sdev->hca);
 		sdev->hca = NULL;
 		goto err;
 	}
-	err = shca_hca_exec(sdev->hca, SHCA_CMD_QUERY_CAPS, NULL, 0,
+	err = hca_exec(sdev->hca, HCA_CMD_QUERY_CAPS, NULL, 0,
 			    &sdev->caps, sizeof(sdev->caps));
 	if (err)
 		goto err;
@@ -291,7 +291,7 @@ struct shca_dev *shca_dev_alloc(struct net_device *ndev,
 	strscpy(ibdev->node_desc, "softhca", sizeof(ibdev->node_desc));
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
-	ibdev->local_dma_lkey = SHCA_RESERVED_LKEY;
+	ibdev->local_dma_lkey = HCA_RESERVED_LKEY;
 	ibdev->num_comp_vectors = clamp(min(num_online_cpus(),
 					    shca_max_comp_vectors),
 					1U, sdev->caps.max_comp_eqs);

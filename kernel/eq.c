@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softhca verbs driver: event queues, seed 5 item 3 (DESIGN.md 6). See
+ * softhca verbs driver: event queues, seed-map.md §5 step 3 (design.md §6). See
  * Documentation/events.md for the chain, the teardown order and numbers.
  *
  * Every device has one completion EQ per completion vector and one async
@@ -461,7 +461,7 @@ static void shca_eq_handle(struct shca_eq *eq, const struct softhca_eqe *eqe)
 		shca_dispatch_port(eqs, num, eqe->sub_type ==
 				   SOFTHCA_PORT_CHANGE_SUBTYPE_ACTIVE);
 		break;
-	case SHCA_EVENT_TYPE_EQ_OVERFLOW:
+	case HCA_EVENT_TYPE_EQ_OVERFLOW:
 		eq->overflows++;
 		if (eq->async)
 			shca_async_overflow(eq);
@@ -476,7 +476,7 @@ static void shca_eq_handle(struct shca_eq *eq, const struct softhca_eqe *eqe)
 	}
 }
 
-/* The vector's notifier: poll the EQ (seed 5 item 3.1). Hard-IRQ context,
+/* The vector's notifier: poll the EQ (seed-map.md §5 step 3.1). Hard-IRQ context,
  * never concurrently with itself (handle_edge_irq).
  */
 static int shca_eq_notify(struct notifier_block *nb, unsigned long action,
@@ -499,7 +499,7 @@ static int shca_eq_notify(struct notifier_block *nb, unsigned long action,
 	}
 	eq->eqes += n;
 	/* Consumer index and re-arm: unconsumed EQEs raise again at once. */
-	shca_hca_eq_doorbell(eq->eqs->sdev->hca, eq->eqn, eq->ci, true);
+	hca_eq_doorbell(eq->eqs->sdev->hca, eq->eqn, eq->ci, true);
 	return NOTIFY_OK;
 }
 
@@ -508,8 +508,8 @@ static int shca_eq_notify(struct notifier_block *nb, unsigned long action,
 static int shca_eq_create(struct shca_eqs *eqs, struct shca_eq *eq)
 {
 	struct shca_dev *sdev = eqs->sdev;
-	struct shca_cmd_create_eq_in in = {};
-	struct shca_cmd_create_eq_out out;
+	struct hca_cmd_create_eq_in in = {};
+	struct hca_cmd_create_eq_out out;
 	u32 i, nent = 1U << eq->log_size;
 	int err;
 
@@ -525,7 +525,7 @@ static int shca_eq_create(struct shca_eqs *eqs, struct shca_eq *eq)
 	in.event_mask = eq->async ? SHCA_ASYNC_EVENTS : 0;
 	in.msix.send = shca_vec_raise;
 	in.msix.data = eq->vec;
-	err = shca_hca_exec(sdev->hca, SHCA_CMD_CREATE_EQ, &in, sizeof(in),
+	err = hca_exec(sdev->hca, HCA_CMD_CREATE_EQ, &in, sizeof(in),
 			    &out, sizeof(out));
 	if (err)
 		return err;
@@ -537,23 +537,23 @@ static int shca_eq_create(struct shca_eqs *eqs, struct shca_eq *eq)
 	if (err)
 		return err;
 	/* Armed, ready for the first EQE. */
-	shca_hca_eq_doorbell(sdev->hca, eq->eqn, eq->ci, true);
+	hca_eq_doorbell(sdev->hca, eq->eqn, eq->ci, true);
 	return 0;
 }
 
 static void shca_eq_destroy_model(struct shca_eqs *eqs, struct shca_eq *eq)
 {
-	struct shca_cmd_destroy_eq_in in = { .eqn = eq->eqn };
+	struct hca_cmd_destroy_eq_in in = { .eqn = eq->eqn };
 
 	if (!eq->created)
 		return;
-	WARN_ON(shca_hca_exec(eqs->sdev->hca, SHCA_CMD_DESTROY_EQ, &in,
+	WARN_ON(hca_exec(eqs->sdev->hca, HCA_CMD_DESTROY_EQ, &in,
 			      sizeof(in), NULL, 0));
 	eq->created = false;
 }
 
 /*
- * Teardown (DESIGN.md 9): stop the raisers (DESTROY_EQ: the model sends no
+ * Teardown (design.md §9): stop the raisers (DESTROY_EQ: the model sends no
  * message after it returns) -> vectors quiesced (late messages dropped,
  * csd callbacks and irq_work waited for) -> free_irq() (waits for a running
  * handler: no EQ poll runs after it) -> tasklet_kill(), the event work and
@@ -705,10 +705,10 @@ static int shca_eqs_show(struct seq_file *m, void *unused)
 
 	for (i = 0; i <= eqs->ncomp; i++) {
 		struct shca_eq *eq = &eqs->eq[i];
-		struct shca_cmd_query_eq_in in = { .eqn = eq->eqn };
-		struct shca_cmd_query_eq_out out = {};
+		struct hca_cmd_query_eq_in in = { .eqn = eq->eqn };
+		struct hca_cmd_query_eq_out out = {};
 
-		shca_hca_exec(sdev->hca, SHCA_CMD_QUERY_EQ, &in, sizeof(in),
+		hca_exec(sdev->hca, HCA_CMD_QUERY_EQ, &in, sizeof(in),
 			      &out, sizeof(out));
 		seq_printf(m, "eqn=%u name=%s vector=%u irq=%u cpu=%d size=%u ci=%u pi=%u armed=%u",
 			   eq->eqn, eq->name, eq->index, shca_vec_irq(eq->vec),
@@ -755,7 +755,7 @@ static struct shca_eq *shca_eq_by_eqn(struct shca_eqs *eqs, u32 eqn)
 static int shca_inject_timed(struct shca_eqs *eqs, struct shca_eq *eq,
 			     u32 count)
 {
-	struct shca_cmd_gen_eqe_in in = { .eqn = eq->eqn };
+	struct hca_cmd_gen_eqe_in in = { .eqn = eq->eqn };
 	u64 now, deadline;
 	u32 i;
 	int err;
@@ -767,7 +767,7 @@ static int shca_inject_timed(struct shca_eqs *eqs, struct shca_eq *eq,
 		deadline = now + NSEC_PER_SEC;
 		WRITE_ONCE(eq->t_tasklet, now);
 		WRITE_ONCE(eq->t_irq, now);
-		err = shca_hca_exec(eqs->sdev->hca, SHCA_CMD_GEN_EQE, &in,
+		err = hca_exec(eqs->sdev->hca, HCA_CMD_GEN_EQE, &in,
 				    sizeof(in), NULL, 0);
 		if (err)
 			return err;
@@ -784,7 +784,7 @@ static int shca_inject_timed(struct shca_eqs *eqs, struct shca_eq *eq,
 static int shca_inject(struct shca_eqs *eqs, const char *cmd)
 {
 	struct shca_dev *sdev = eqs->sdev;
-	struct shca_cmd_gen_eqe_in in = {};
+	struct hca_cmd_gen_eqe_in in = {};
 	struct softhca_eqe *e = &in.eqe;
 	u32 eqn, count = 1, i;
 	int type, num;
@@ -850,7 +850,7 @@ static int shca_inject(struct shca_eqs *eqs, const char *cmd)
 			WRITE_ONCE(eq->t_tasklet, now);
 			WRITE_ONCE(eq->t_irq, now);
 		}
-		err = shca_hca_exec(sdev->hca, SHCA_CMD_GEN_EQE, &in,
+		err = hca_exec(sdev->hca, HCA_CMD_GEN_EQE, &in,
 				    sizeof(in), NULL, 0);
 		/* A full EQ is what a storm may want to provoke. */
 		if (err && err != -ENOSPC)

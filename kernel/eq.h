@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * softhca verbs driver: interrupt vectors (irq.c) and event queues (eq.c),
- * seed 5 / DESIGN.md 6. See Documentation/events.md.
+ * seed-map.md §5, design.md §6. See Documentation/events.md.
  *
  * For the CQ and QP code: embed a struct shca_cq_ev / shca_qp_ev in the
  * driver's CQ / QP and register it once the model has given the number:

@@ -13,7 +13,7 @@
 static int shca_set_roce_address(const struct ib_gid_attr *attr, bool valid)
 {
 	struct shca_dev *sdev = to_shca_dev(attr->device);
-	struct shca_cmd_set_roce_address_in in = { .index = attr->index };
+	struct hca_cmd_set_roce_address_in in = { .index = attr->index };
 	int err;
 
 	if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
@@ -26,7 +26,7 @@ static int shca_set_roce_address(const struct ib_gid_attr *attr, bool valid)
 		in.entry.roce_version = 2;
 		in.entry.valid = 1;
 	}
-	return shca_hca_exec(sdev->hca, SHCA_CMD_SET_ROCE_ADDRESS, &in,
+	return hca_exec(sdev->hca, HCA_CMD_SET_ROCE_ADDRESS, &in,
 			     sizeof(in), NULL, 0);
 }
 

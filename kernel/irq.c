@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * softhca verbs driver: the device's interrupt vectors, real Linux IRQs
- * (DESIGN.md 6 and 9, Documentation/events.md).
+ * (design.md §6 and §9, Documentation/events.md).
  *
  * A module-local linear irq_domain per device, one hwirq per vector, each
  * mapped to a Linux IRQ with a small irq_chip and handle_edge_irq. The

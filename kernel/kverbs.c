@@ -6,17 +6,17 @@
  * queue formats, with the encoders of <rdma/softhca-enc.h>:
  *
  * - post_send / post_recv build WQEs in the queue memory, then (dma_wmb)
- *   the doorbell record, then shca_hca_kick(): a full barrier and, only if
+ *   the doorbell record, then hca_doorbell_notify(): a full barrier and, only if
  *   the engine sleeps, a wake-up of its thread. Any context, no sleeping.
  * - poll_cq takes CQEs whose owner bit matches the lap, dma_rmb(), turns
  *   them into ib_wc and writes the consumer index to set_ci.
  * - req_notify_cq writes the arm word (arm_sn, solicited, consumer index)
  *   to the doorbell record; the engine evaluates it (it polls arm words,
- *   and is kicked if CQEs are already waiting). arm_sn advances with every
+ *   and is woken if CQEs are already waiting). arm_sn advances with every
  *   completion event delivered (shca_kcq_comp()).
  *
  * Local keys: the reserved lkey (device->local_dma_lkey, hca.h
- * SHCA_RESERVED_LKEY) with the kernel virtual addresses ib_dma_map_*()
+ * HCA_RESERVED_LKEY) with the kernel virtual addresses ib_dma_map_*()
  * returns (no DMA device), or the lkey of any MR of the QP's PD.
  */
 #include <linux/log2.h>
@@ -56,7 +56,7 @@ static void shca_kcq_comp(struct shca_cq_ev *ev)
 	struct shca_cq *cq = container_of(ev, struct shca_cq, ev);
 	struct ib_cq *ibcq = ev->ibcq;
 
-	atomic_inc(&cq->k->arm_sn);
+	atomic_inc(&cq->kcq->arm_sn);
 	if (ibcq->comp_handler)
 		ibcq->comp_handler(ibcq, ibcq->cq_context);
 }
@@ -64,16 +64,16 @@ static void shca_kcq_comp(struct shca_cq_ev *ev)
 /* After shca_cq_ev_register(), before the CQ can be armed. */
 int shca_kcq_create(struct shca_dev *sdev, struct shca_cq *cq, u32 cnt)
 {
-	struct shca_kcq *k = kzalloc(sizeof(*k), GFP_KERNEL);
+	struct shca_kcq *kcq = kzalloc(sizeof(*kcq), GFP_KERNEL);
 
-	if (!k)
+	if (!kcq)
 		return -ENOMEM;
-	spin_lock_init(&k->lock);
-	k->ring = cq->queue->buf;
-	k->dbr = cq->queue->buf + cnt * SOFTHCA_CQE_SIZE;
-	k->cqe_cnt = cnt;
-	xa_init(&k->qps);
-	cq->k = k;
+	spin_lock_init(&kcq->lock);
+	kcq->ring = cq->queue->buf;
+	kcq->dbr = cq->queue->buf + cnt * SOFTHCA_CQE_SIZE;
+	kcq->cqe_cnt = cnt;
+	xa_init(&kcq->qps);
+	cq->kcq = kcq;
 	cq->ev.comp = shca_kcq_comp;
 	return 0;
 }
@@ -81,10 +81,10 @@ int shca_kcq_create(struct shca_dev *sdev, struct shca_cq *cq, u32 cnt)
 void shca_kcq_destroy(struct shca_cq *cq)
 {
 	/* ib_core destroyed every QP using it first. */
-	WARN_ON(!xa_empty(&cq->k->qps));
-	xa_destroy(&cq->k->qps);
-	kfree(cq->k);
-	cq->k = NULL;
+	WARN_ON(!xa_empty(&cq->kcq->qps));
+	xa_destroy(&cq->kcq->qps);
+	kfree(cq->kcq);
+	cq->kcq = NULL;
 }
 
 static void shca_wc_clear(struct ib_wc *wc, struct shca_qp *qp)
@@ -108,7 +108,7 @@ static void shca_wc_clear(struct ib_wc *wc, struct shca_qp *qp)
  * One CQE the consumer owns into @wc. Returns false when no live kernel
  * QP of this CQ has its QPN (destroyed meanwhile): the CQE is dropped.
  */
-static bool shca_kcq_parse(struct shca_kcq *k, const struct softhca_cqe *cqe,
+static bool shca_kcq_parse(struct shca_kcq *kcq, const struct softhca_cqe *cqe,
 			   struct ib_wc *wc)
 {
 	u32 qpn = be32_to_cpu(cqe->sop_drop_qpn) & SOFTHCA_24BIT_MASK;
@@ -121,12 +121,12 @@ static bool shca_kcq_parse(struct shca_kcq *k, const struct softhca_cqe *cqe,
 	int with_imm, op;
 	u32 idx;
 
-	qp = k->last_qp;
+	qp = kcq->last_qp;
 	if (!qp || qp->qpn != qpn) {
-		qp = xa_load(&k->qps, qpn);
+		qp = xa_load(&kcq->qps, qpn);
 		if (!qp)
 			return false;
-		k->last_qp = qp;
+		kcq->last_qp = qp;
 	}
 	shca_wc_clear(wc, qp);
 
@@ -174,14 +174,14 @@ static bool shca_kcq_parse(struct shca_kcq *k, const struct softhca_cqe *cqe,
 
 	/* The WR: by WQE counter (SQ, retiring the unsignaled before it)... */
 	if (opcode == SOFTHCA_CQE_REQ || opcode == SOFTHCA_CQE_REQ_ERR) {
-		wq = &qp->k->sq;
+		wq = &qp->kqp->sq;
 		idx = be16_to_cpu(cqe->wqe_counter) & (wq->cnt - 1);
 		wc->wr_id = wq->wrid[idx];
 		WRITE_ONCE(wq->tail, wq->wqe_head[idx]);
 		return true;
 	}
 	/* ...or the oldest posted receive (RQ). */
-	wq = &qp->k->rq;
+	wq = &qp->kqp->rq;
 	if (!wq->cnt)
 		return false;
 	wc->wr_id = wq->wrid[wq->tail & (wq->cnt - 1)];
@@ -189,74 +189,74 @@ static bool shca_kcq_parse(struct shca_kcq *k, const struct softhca_cqe *cqe,
 	return true;
 }
 
-static struct softhca_cqe *shca_kcq_next(struct shca_kcq *k, u32 ci)
+static struct softhca_cqe *shca_kcq_next(struct shca_kcq *kcq, u32 ci)
 {
-	struct softhca_cqe *cqe = &k->ring[ci & (k->cqe_cnt - 1)];
+	struct softhca_cqe *cqe = &kcq->ring[ci & (kcq->cqe_cnt - 1)];
 
 	/* One load: the engine may be writing this CQE right now. */
-	if (!softhca_cqe_is_sw(READ_ONCE(cqe->op_own), ci, k->cqe_cnt))
+	if (!softhca_cqe_is_sw(READ_ONCE(cqe->op_own), ci, kcq->cqe_cnt))
 		return NULL;
 	return cqe;
 }
 
 int shca_poll_cq(struct ib_cq *ibcq, int ne, struct ib_wc *wc)
 {
-	struct shca_kcq *k = to_shca_cq(ibcq)->k;
+	struct shca_kcq *kcq = to_shca_cq(ibcq)->kcq;
 	unsigned long flags;
 	u32 ci, start;
 	int n = 0;
 
-	if (WARN_ON_ONCE(!k))
+	if (WARN_ON_ONCE(!kcq))
 		return -EINVAL;
-	spin_lock_irqsave(&k->lock, flags);
-	start = ci = k->cons_index;
+	spin_lock_irqsave(&kcq->lock, flags);
+	start = ci = kcq->cons_index;
 	while (n < ne) {
-		struct softhca_cqe *cqe = shca_kcq_next(k, ci);
+		struct softhca_cqe *cqe = shca_kcq_next(kcq, ci);
 
 		if (!cqe)
 			break;
 		/* Owner and opcode seen: only now read the rest. */
 		dma_rmb();
 		ci++;
-		if (shca_kcq_parse(k, cqe, &wc[n]))
+		if (shca_kcq_parse(kcq, cqe, &wc[n]))
 			n++;
 	}
 	if (ci != start) {
-		k->cons_index = ci;
+		kcq->cons_index = ci;
 		/* Our reads of the CQEs before the index that frees them. */
-		smp_store_release(&k->dbr->set_ci,
+		smp_store_release(&kcq->dbr->set_ci,
 				  cpu_to_be32(ci & SOFTHCA_CQ_DB_CI_MASK));
 	}
-	spin_unlock_irqrestore(&k->lock, flags);
+	spin_unlock_irqrestore(&kcq->lock, flags);
 	return n;
 }
 
 int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
 	struct shca_cq *cq = to_shca_cq(ibcq);
-	struct shca_kcq *k = cq->k;
+	struct shca_kcq *kcq = cq->kcq;
 	unsigned long irqflags;
 	bool waiting;
 	u32 arm;
 
-	if (WARN_ON_ONCE(!k))
+	if (WARN_ON_ONCE(!kcq))
 		return -EINVAL;
-	spin_lock_irqsave(&k->lock, irqflags);
-	arm = softhca_enc_cq_arm(atomic_read(&k->arm_sn),
+	spin_lock_irqsave(&kcq->lock, irqflags);
+	arm = softhca_enc_cq_arm(atomic_read(&kcq->arm_sn),
 				 (flags & IB_CQ_SOLICITED_MASK) ==
-				 IB_CQ_SOLICITED, k->cons_index);
-	WRITE_ONCE(k->dbr->arm, cpu_to_be32(arm));
+				 IB_CQ_SOLICITED, kcq->cons_index);
+	WRITE_ONCE(kcq->dbr->arm, cpu_to_be32(arm));
 	/*
 	 * The arm store before the look at the next CQE; pairs with the
 	 * engine's barrier between a CQE's owner byte and its arm load: either
 	 * the engine sees this arm, or we see its CQE (events.md).
 	 */
 	smp_mb();
-	waiting = shca_kcq_next(k, k->cons_index);
-	spin_unlock_irqrestore(&k->lock, irqflags);
+	waiting = shca_kcq_next(kcq, kcq->cons_index);
+	spin_unlock_irqrestore(&kcq->lock, irqflags);
 	/* A sleeping engine evaluates the arm (it fires at once) now. */
 	if (waiting)
-		shca_hca_kick(to_shca_dev(ibcq->device)->hca);
+		hca_doorbell_notify(to_shca_dev(ibcq->device)->hca);
 	return (flags & IB_CQ_REPORT_MISSED_EVENTS) && waiting ? 1 : 0;
 }
 
@@ -266,27 +266,27 @@ int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
  */
 static void shca_kcq_clean(struct shca_cq *cq, u32 qpn)
 {
-	struct shca_kcq *k = cq->k;
+	struct shca_kcq *kcq = cq->kcq;
 	unsigned long flags;
 	u32 end, removed;
 
-	spin_lock_irqsave(&k->lock, flags);
-	end = k->cons_index;
-	while (end - k->cons_index < k->cqe_cnt && shca_kcq_next(k, end))
+	spin_lock_irqsave(&kcq->lock, flags);
+	end = kcq->cons_index;
+	while (end - kcq->cons_index < kcq->cqe_cnt && shca_kcq_next(kcq, end))
 		end++;
 	/* Ownership of [ci, end) seen: only now read the contents. */
 	dma_rmb();
-	removed = softhca_cq_compact_run(k->ring, k->cqe_cnt, k->cons_index,
+	removed = softhca_cq_compact_run(kcq->ring, kcq->cqe_cnt, kcq->cons_index,
 					 end, cpu_to_be32(qpn),
 					 cpu_to_be32(SOFTHCA_24BIT_MASK));
 	if (removed) {
-		k->cons_index += removed;
+		kcq->cons_index += removed;
 		/* The moves (reads and writes) before the index that frees. */
-		smp_store_release(&k->dbr->set_ci,
-				  cpu_to_be32(k->cons_index &
+		smp_store_release(&kcq->dbr->set_ci,
+				  cpu_to_be32(kcq->cons_index &
 					      SOFTHCA_CQ_DB_CI_MASK));
 	}
-	spin_unlock_irqrestore(&k->lock, flags);
+	spin_unlock_irqrestore(&kcq->lock, flags);
 }
 
 static void shca_kqp_clean_cqs(struct shca_qp *qp)
@@ -338,11 +338,11 @@ static void shca_kqp_unlink(struct shca_qp *qp, struct shca_cq *cq)
 	 * up (RCU) and uses it only under the CQ lock, so once it is erased
 	 * and the lock was taken once more, no poll_cq uses it.
 	 */
-	xa_cmpxchg(&cq->k->qps, qp->qpn, qp, NULL, GFP_KERNEL);
-	spin_lock_irqsave(&cq->k->lock, flags);
-	if (cq->k->last_qp == qp)
-		cq->k->last_qp = NULL;
-	spin_unlock_irqrestore(&cq->k->lock, flags);
+	xa_cmpxchg(&cq->kcq->qps, qp->qpn, qp, NULL, GFP_KERNEL);
+	spin_lock_irqsave(&cq->kcq->lock, flags);
+	if (cq->kcq->last_qp == qp)
+		cq->kcq->last_qp = NULL;
+	spin_unlock_irqrestore(&cq->kcq->lock, flags);
 }
 
 /* After CREATE_QP; the QP's CQs are kernel CQs (checked by the caller). */
@@ -353,30 +353,30 @@ int shca_kqp_create(struct shca_qp *qp, void *rq_buf, u32 rq_wqe_cnt,
 {
 	struct shca_cq *scq = to_shca_cq(qp->ibqp.send_cq);
 	struct shca_cq *rcq = to_shca_cq(qp->ibqp.recv_cq);
-	struct shca_kqp *k;
+	struct shca_kqp *kqp;
 	int err;
 
-	k = kzalloc(sizeof(*k), GFP_KERNEL);
-	if (!k)
+	kqp = kzalloc(sizeof(*kqp), GFP_KERNEL);
+	if (!kqp)
 		return -ENOMEM;
-	qp->k = k;
-	err = shca_kwq_init(&k->sq, sq_buf, sq_wqebb_cnt, sq_max_post, true);
+	qp->kqp = kqp;
+	err = shca_kwq_init(&kqp->sq, sq_buf, sq_wqebb_cnt, sq_max_post, true);
 	if (err)
 		goto err_free;
-	k->sq.max_gs = max_send_sge;
-	err = shca_kwq_init(&k->rq, rq_buf, rq_wqe_cnt, rq_wqe_cnt, false);
+	kqp->sq.max_gs = max_send_sge;
+	err = shca_kwq_init(&kqp->rq, rq_buf, rq_wqe_cnt, rq_wqe_cnt, false);
 	if (err)
 		goto err_free;
-	k->rq.stride_shift = rq_wqe_shift;
-	k->rq.max_gs = rq_max_gs;
-	k->dbr = dbr;
-	k->max_inline = max_inline;
+	kqp->rq.stride_shift = rq_wqe_shift;
+	kqp->rq.max_gs = rq_max_gs;
+	kqp->dbr = dbr;
+	kqp->max_inline = max_inline;
 
-	err = xa_insert(&scq->k->qps, qp->qpn, qp, GFP_KERNEL);
+	err = xa_insert(&scq->kcq->qps, qp->qpn, qp, GFP_KERNEL);
 	if (err)
 		goto err_free;
 	if (rcq != scq) {
-		err = xa_insert(&rcq->k->qps, qp->qpn, qp, GFP_KERNEL);
+		err = xa_insert(&rcq->kcq->qps, qp->qpn, qp, GFP_KERNEL);
 		if (err)
 			goto err_scq;
 	}
@@ -385,46 +385,46 @@ int shca_kqp_create(struct shca_qp *qp, void *rq_buf, u32 rq_wqe_cnt,
 err_scq:
 	shca_kqp_unlink(qp, scq);
 err_free:
-	shca_kwq_fini(&k->sq);
-	shca_kwq_fini(&k->rq);
-	kfree(k);
-	qp->k = NULL;
+	shca_kwq_fini(&kqp->sq);
+	shca_kwq_fini(&kqp->rq);
+	kfree(kqp);
+	qp->kqp = NULL;
 	return err;
 }
 
 /* After DESTROY_QP: the engine writes no more CQEs for it. */
 void shca_kqp_destroy(struct shca_qp *qp)
 {
-	struct shca_kqp *k = qp->k;
+	struct shca_kqp *kqp = qp->kqp;
 
 	shca_kqp_clean_cqs(qp);
 	shca_kqp_unlink(qp, to_shca_cq(qp->ibqp.send_cq));
 	shca_kqp_unlink(qp, to_shca_cq(qp->ibqp.recv_cq));
-	shca_kwq_fini(&k->sq);
-	shca_kwq_fini(&k->rq);
-	kfree(k);
-	qp->k = NULL;
+	shca_kwq_fini(&kqp->sq);
+	shca_kwq_fini(&kqp->rq);
+	kfree(kqp);
+	qp->kqp = NULL;
 }
 
 /* The QP went to RESET: the queues start over at 0, as the HCA's do. */
 void shca_kqp_reset(struct shca_qp *qp)
 {
-	struct shca_kqp *k = qp->k;
+	struct shca_kqp *kqp = qp->kqp;
 	unsigned long flags;
 
 	/* Its CQEs name WRs of the old counters: they go first. */
 	shca_kqp_clean_cqs(qp);
-	spin_lock_irqsave(&k->sq.lock, flags);
-	k->sq.head = 0;
-	k->sq.cur_post = 0;
-	WRITE_ONCE(k->sq.tail, 0);
-	WRITE_ONCE(k->dbr->snd_counter, 0);
-	spin_unlock_irqrestore(&k->sq.lock, flags);
-	spin_lock_irqsave(&k->rq.lock, flags);
-	k->rq.head = 0;
-	WRITE_ONCE(k->rq.tail, 0);
-	WRITE_ONCE(k->dbr->rcv_counter, 0);
-	spin_unlock_irqrestore(&k->rq.lock, flags);
+	spin_lock_irqsave(&kqp->sq.lock, flags);
+	kqp->sq.head = 0;
+	kqp->sq.cur_post = 0;
+	WRITE_ONCE(kqp->sq.tail, 0);
+	WRITE_ONCE(kqp->dbr->snd_counter, 0);
+	spin_unlock_irqrestore(&kqp->sq.lock, flags);
+	spin_lock_irqsave(&kqp->rq.lock, flags);
+	kqp->rq.head = 0;
+	WRITE_ONCE(kqp->rq.tail, 0);
+	WRITE_ONCE(kqp->dbr->rcv_counter, 0);
+	spin_unlock_irqrestore(&kqp->rq.lock, flags);
 }
 
 static int shca_wr_opcode(enum ib_wr_opcode op)
@@ -510,12 +510,12 @@ static int shca_set_inline(struct shca_kwq *sq, u32 max_inline, u32 off,
 /* One send WR into the SQ at cur_post; under sq->lock. */
 static int shca_post_one(struct shca_qp *qp, const struct ib_send_wr *wr)
 {
-	struct shca_kqp *k = qp->k;
-	struct shca_kwq *sq = &k->sq;
+	struct shca_kqp *kqp = qp->kqp;
+	struct shca_kwq *sq = &kqp->sq;
 	u32 off = (sq->cur_post & (sq->cnt - 1)) * SOFTHCA_SEND_WQE_BB;
 	struct softhca_wqe_ctrl_seg *ctrl = sq->buf + off;
 	int opcode = shca_wr_opcode(wr->opcode);
-	u32 ds = 1, slot, nbb;
+	u32 ds = 1, slot, wqebbs;
 	int i, n;
 
 	if (opcode < 0)
@@ -562,7 +562,7 @@ static int shca_post_one(struct shca_qp *qp, const struct ib_send_wr *wr)
 	    wr->opcode != IB_WR_RDMA_READ &&
 	    wr->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
 	    wr->opcode != IB_WR_ATOMIC_FETCH_AND_ADD) {
-		n = shca_set_inline(sq, k->max_inline, off, ds, wr);
+		n = shca_set_inline(sq, kqp->max_inline, off, ds, wr);
 		if (n < 0)
 			return n;
 		ds += n;
@@ -597,8 +597,8 @@ static int shca_post_one(struct shca_qp *qp, const struct ib_send_wr *wr)
 	sq->head++;
 	/* A CQE for this WQE retires it and every unsignaled one before. */
 	sq->wqe_head[slot] = sq->head;
-	nbb = softhca_enc_ds_to_wqebbs(ds);
-	sq->cur_post += nbb;
+	wqebbs = softhca_enc_ds_to_wqebbs(ds);
+	sq->cur_post += wqebbs;
 	return 0;
 }
 
@@ -606,13 +606,13 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
 	struct shca_qp *qp = to_shca_qp(ibqp);
-	struct shca_kqp *k = qp->k;
+	struct shca_kqp *kqp = qp->kqp;
 	unsigned long flags;
 	int err = 0, nreq = 0;
 
-	if (WARN_ON_ONCE(!k))
+	if (WARN_ON_ONCE(!kqp))
 		return -EINVAL;
-	spin_lock_irqsave(&k->sq.lock, flags);
+	spin_lock_irqsave(&kqp->sq.lock, flags);
 	for (; wr; wr = wr->next, nreq++) {
 		err = shca_post_one(qp, wr);
 		if (err) {
@@ -624,12 +624,12 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (nreq) {
 		/* The WQEs before the doorbell record. */
 		dma_wmb();
-		WRITE_ONCE(k->dbr->snd_counter,
-			   cpu_to_be32(k->sq.cur_post & SOFTHCA_WQ_DBR_MASK));
+		WRITE_ONCE(kqp->dbr->snd_counter,
+			   cpu_to_be32(kqp->sq.cur_post & SOFTHCA_WQ_DBR_MASK));
 	}
-	spin_unlock_irqrestore(&k->sq.lock, flags);
+	spin_unlock_irqrestore(&kqp->sq.lock, flags);
 	if (nreq)
-		shca_hca_kick(to_shca_dev(ibqp->device)->hca);
+		hca_doorbell_notify(to_shca_dev(ibqp->device)->hca);
 	return err;
 }
 
@@ -637,14 +637,14 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr)
 {
 	struct shca_qp *qp = to_shca_qp(ibqp);
-	struct shca_kqp *k = qp->k;
+	struct shca_kqp *kqp = qp->kqp;
 	struct shca_kwq *rq;
 	unsigned long flags;
 	int err = 0, nreq = 0;
 
-	if (WARN_ON_ONCE(!k))
+	if (WARN_ON_ONCE(!kqp))
 		return -EINVAL;
-	rq = &k->rq;
+	rq = &kqp->rq;
 	spin_lock_irqsave(&rq->lock, flags);
 	for (; wr; wr = wr->next, nreq++) {
 		struct softhca_wqe_data_seg *seg;
@@ -675,12 +675,12 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 	if (nreq) {
 		dma_wmb();
-		WRITE_ONCE(k->dbr->rcv_counter,
+		WRITE_ONCE(kqp->dbr->rcv_counter,
 			   cpu_to_be32(rq->head & SOFTHCA_WQ_DBR_MASK));
 	}
 	spin_unlock_irqrestore(&rq->lock, flags);
 	/* A QP in ERR flushes it; an RNR-waiting requester may retry. */
 	if (nreq)
-		shca_hca_kick(to_shca_dev(ibqp->device)->hca);
+		hca_doorbell_notify(to_shca_dev(ibqp->device)->hca);
 	return err;
 }

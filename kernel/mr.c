@@ -25,13 +25,13 @@ static u32 shca_mr_access(int access)
 	u32 shca = 0;
 
 	if (access & IB_ACCESS_LOCAL_WRITE)
-		shca |= SHCA_ACCESS_LOCAL_WRITE;
+		shca |= HCA_ACCESS_LOCAL_WRITE;
 	if (access & IB_ACCESS_REMOTE_WRITE)
-		shca |= SHCA_ACCESS_REMOTE_WRITE;
+		shca |= HCA_ACCESS_REMOTE_WRITE;
 	if (access & IB_ACCESS_REMOTE_READ)
-		shca |= SHCA_ACCESS_REMOTE_READ;
+		shca |= HCA_ACCESS_REMOTE_READ;
 	if (access & IB_ACCESS_REMOTE_ATOMIC)
-		shca |= SHCA_ACCESS_REMOTE_ATOMIC;
+		shca |= HCA_ACCESS_REMOTE_ATOMIC;
 	return shca;
 }
 
@@ -92,8 +92,8 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibpd->device);
-	struct shca_cmd_create_mkey_in in = {};
-	struct shca_cmd_create_mkey_out out;
+	struct hca_cmd_create_mkey_in in = {};
+	struct hca_cmd_create_mkey_out out;
 	struct shca_mr *mr;
 	int err;
 
@@ -124,7 +124,7 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	in.offset = ib_umem_offset(mr->umem);
 	in.page_shift = PAGE_SHIFT;
 	in.pages = mr->pages;
-	err = shca_hca_exec(sdev->hca, SHCA_CMD_CREATE_MKEY, &in, sizeof(in),
+	err = hca_exec(sdev->hca, HCA_CMD_CREATE_MKEY, &in, sizeof(in),
 			    &out, sizeof(out));
 	if (err)
 		goto err_pages;
@@ -147,10 +147,10 @@ int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibmr->device);
 	struct shca_mr *mr = to_shca_mr(ibmr);
-	struct shca_cmd_destroy_mkey_in in = { .mkey = ibmr->lkey };
+	struct hca_cmd_destroy_mkey_in in = { .mkey = ibmr->lkey };
 
 	/* Returns once no engine access to the pages is in flight. */
-	WARN_ON(shca_hca_exec(sdev->hca, SHCA_CMD_DESTROY_MKEY, &in,
+	WARN_ON(hca_exec(sdev->hca, HCA_CMD_DESTROY_MKEY, &in,
 			      sizeof(in), NULL, 0));
 	ib_umem_release(mr->umem);
 	kvfree(mr->pages);

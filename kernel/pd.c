@@ -11,12 +11,12 @@ int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibpd->device);
 	struct shca_pd *pd = to_shca_pd(ibpd);
-	struct shca_cmd_alloc_pd_out out;
-	struct shca_cmd_dealloc_pd_in in;
+	struct hca_cmd_alloc_pd_out out;
+	struct hca_cmd_dealloc_pd_in in;
 	struct softhca_alloc_pd_resp resp = {};
 	int err;
 
-	err = shca_hca_exec(sdev->hca, SHCA_CMD_ALLOC_PD, NULL, 0,
+	err = hca_exec(sdev->hca, HCA_CMD_ALLOC_PD, NULL, 0,
 			    &out, sizeof(out));
 	if (err)
 		return err;
@@ -28,7 +28,7 @@ int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
 	if (err) {
 		in.pdn = pd->pdn;
-		WARN_ON(shca_hca_exec(sdev->hca, SHCA_CMD_DEALLOC_PD, &in,
+		WARN_ON(hca_exec(sdev->hca, HCA_CMD_DEALLOC_PD, &in,
 				      sizeof(in), NULL, 0));
 	}
 	return err;
@@ -37,10 +37,10 @@ int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibpd->device);
-	struct shca_cmd_dealloc_pd_in in = { .pdn = to_shca_pd(ibpd)->pdn };
+	struct hca_cmd_dealloc_pd_in in = { .pdn = to_shca_pd(ibpd)->pdn };
 
 	/* Only a driver bug can make this fail; the PD is gone either way. */
-	WARN_ON(shca_hca_exec(sdev->hca, SHCA_CMD_DEALLOC_PD, &in, sizeof(in),
+	WARN_ON(hca_exec(sdev->hca, HCA_CMD_DEALLOC_PD, &in, sizeof(in),
 			      NULL, 0));
 	return 0;
 }

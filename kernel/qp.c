@@ -28,13 +28,13 @@
 #define SHCA_WQE_INLINE_SIZE	sizeof(struct softhca_wqe_inline_seg)
 
 /* The QP states of the model are the IB ones, in the same order. */
-static_assert(SHCA_QPS_RESET == (int)IB_QPS_RESET);
-static_assert(SHCA_QPS_INIT == (int)IB_QPS_INIT);
-static_assert(SHCA_QPS_RTR == (int)IB_QPS_RTR);
-static_assert(SHCA_QPS_RTS == (int)IB_QPS_RTS);
-static_assert(SHCA_QPS_SQD == (int)IB_QPS_SQD);
-static_assert(SHCA_QPS_SQE == (int)IB_QPS_SQE);
-static_assert(SHCA_QPS_ERR == (int)IB_QPS_ERR);
+static_assert(HCA_QPS_RESET == (int)IB_QPS_RESET);
+static_assert(HCA_QPS_INIT == (int)IB_QPS_INIT);
+static_assert(HCA_QPS_RTR == (int)IB_QPS_RTR);
+static_assert(HCA_QPS_RTS == (int)IB_QPS_RTS);
+static_assert(HCA_QPS_SQD == (int)IB_QPS_SQD);
+static_assert(HCA_QPS_SQE == (int)IB_QPS_SQE);
+static_assert(HCA_QPS_ERR == (int)IB_QPS_ERR);
 
 /* Where everything of one QP lives, and what it grants. */
 struct shca_qp_layout {
@@ -58,7 +58,7 @@ struct shca_qp_layout {
  * a 64-byte WQEBB. An RQ WQE holds max_recv_sge data segments (+ the
  * signature segment), rounded up to a power of two of at least 16 bytes.
  */
-static int shca_qp_layout(const struct shca_caps *caps, struct ib_qp_cap *cap,
+static int shca_qp_layout(const struct hca_caps *caps, struct ib_qp_cap *cap,
 			  bool sig, struct shca_qp_layout *l)
 {
 	u32 max_qp_wr = min(caps->max_sq_wqebbs, caps->max_rq_wqes);
@@ -151,9 +151,9 @@ static int shca_qp_check_init_attr(struct ib_qp_init_attr *init_attr)
 
 static void shca_qp_destroy_cmd(struct shca_dev *sdev, u32 qpn)
 {
-	struct shca_cmd_destroy_qp_in in = { .qpn = qpn };
+	struct hca_cmd_destroy_qp_in in = { .qpn = qpn };
 
-	WARN_ON(shca_hca_exec(sdev->hca, SHCA_CMD_DESTROY_QP, &in, sizeof(in),
+	WARN_ON(hca_exec(sdev->hca, HCA_CMD_DESTROY_QP, &in, sizeof(in),
 			      NULL, 0));
 }
 
@@ -164,8 +164,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	struct shca_qp *qp = to_shca_qp(ibqp);
 	struct softhca_create_qp_req req = {};
 	struct softhca_create_qp_resp resp = {};
-	struct shca_cmd_create_qp_in in = {};
-	struct shca_cmd_create_qp_out out;
+	struct hca_cmd_create_qp_in in = {};
+	struct hca_cmd_create_qp_out out;
 	struct shca_qp_layout l;
 	struct ib_qp_cap cap;
 	bool sig;
@@ -181,8 +181,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		if ((req.comp_mask & ~SHCA_QP_REQ_MASK) ||
 		    (req.flags & ~SHCA_QP_REQ_FLAGS))
 			return -EINVAL;
-	} else if (!to_shca_cq(init_attr->send_cq)->k ||
-		   !to_shca_cq(init_attr->recv_cq)->k) {
+	} else if (!to_shca_cq(init_attr->send_cq)->kcq ||
+		   !to_shca_cq(init_attr->recv_cq)->kcq) {
 		/* A kernel QP completes on kernel CQs (kverbs.c polls). */
 		return -EINVAL;
 	}
@@ -201,12 +201,12 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	in.send_cqn = to_shca_cq(init_attr->send_cq)->cqn;
 	in.recv_cqn = to_shca_cq(init_attr->recv_cq)->cqn;
 	if (sig)
-		in.flags |= SHCA_QP_SIGNATURE;
+		in.flags |= HCA_QP_SIGNATURE;
 	if (init_attr->sq_sig_type == IB_SIGNAL_ALL_WR)
-		in.flags |= SHCA_QP_SQ_SIG_ALL;
+		in.flags |= HCA_QP_SQ_SIG_ALL;
 	/* Kernel QPs may use the reserved lkey (local_dma_lkey). */
 	if (!udata)
-		in.flags |= SHCA_QP_RLKEY;
+		in.flags |= HCA_QP_RLKEY;
 	in.sq_buf = qp->queue->buf + l.sq_offset;
 	in.sq_wqebb_cnt = l.sq_wqebb_cnt;
 	in.rq_buf = l.rq_wqe_cnt ? qp->queue->buf + l.rq_offset : NULL;
@@ -216,7 +216,7 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	in.max_send_sge = cap.max_send_sge;
 	in.max_inline_data = cap.max_inline_data;
 	in.dbr = qp->queue->buf + l.dbr_offset;
-	err = shca_hca_exec(sdev->hca, SHCA_CMD_CREATE_QP, &in, sizeof(in),
+	err = hca_exec(sdev->hca, HCA_CMD_CREATE_QP, &in, sizeof(in),
 			    &out, sizeof(out));
 	if (err)
 		goto err_queue;
@@ -285,19 +285,19 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 */
 	shca_qp_ev_unregister(sdev, &qp->ev);
 	shca_qp_destroy_cmd(sdev, qp->qpn);
-	if (qp->k)
+	if (qp->kqp)
 		shca_kqp_destroy(qp);
 	shca_queue_free(qp->queue);
 	mutex_destroy(&qp->mutex);
 	return 0;
 }
 
-static int shca_qp_state(struct shca_dev *sdev, struct shca_qp *qp,
-			 struct shca_cmd_query_qp_out *out)
+static int hca_qp_state(struct shca_dev *sdev, struct shca_qp *qp,
+			 struct hca_cmd_query_qp_out *out)
 {
-	struct shca_cmd_query_qp_in in = { .qpn = qp->qpn };
+	struct hca_cmd_query_qp_in in = { .qpn = qp->qpn };
 
-	return shca_hca_exec(sdev->hca, SHCA_CMD_QUERY_QP, &in, sizeof(in),
+	return hca_exec(sdev->hca, HCA_CMD_QUERY_QP, &in, sizeof(in),
 			     out, sizeof(*out));
 }
 
@@ -307,7 +307,7 @@ static int shca_qp_state(struct shca_dev *sdev, struct shca_qp *qp,
 
 /* The primary path: RoCE v2, a GRH, a source GID of this port. */
 static int shca_qp_path(struct shca_dev *sdev, const struct rdma_ah_attr *ah,
-			struct shca_qp_attrs *a)
+			struct hca_qp_attrs *a)
 {
 	const struct ib_global_route *grh;
 	const struct ib_gid_attr *sgid_attr;
@@ -347,11 +347,11 @@ static int shca_qp_path(struct shca_dev *sdev, const struct rdma_ah_attr *ah,
  * Check every attribute in @mask and translate it for MODIFY_QP. The
  * transition itself was checked by ib_modify_qp_is_ok().
  */
-static int shca_qp_attrs(struct shca_dev *sdev, const struct ib_qp_attr *attr,
-			 int mask, struct shca_cmd_modify_qp_in *in)
+static int hca_qp_attrs(struct shca_dev *sdev, const struct ib_qp_attr *attr,
+			 int mask, struct hca_cmd_modify_qp_in *in)
 {
-	const struct shca_caps *caps = &sdev->caps;
-	struct shca_qp_attrs *a = &in->attrs;
+	const struct hca_caps *caps = &sdev->caps;
+	struct hca_qp_attrs *a = &in->attrs;
 	int err;
 
 	if ((mask & IB_QP_PORT) && attr->port_num != SHCA_PORT)
@@ -392,69 +392,69 @@ static int shca_qp_attrs(struct shca_dev *sdev, const struct ib_qp_attr *attr,
 		err = shca_qp_path(sdev, &attr->ah_attr, a);
 		if (err)
 			return err;
-		in->attr_mask |= SHCA_QP_ATTR_PATH;
+		in->attr_mask |= HCA_QP_ATTR_PATH;
 	}
 	if (mask & IB_QP_ACCESS_FLAGS) {
 		if (attr->qp_access_flags & IB_ACCESS_REMOTE_WRITE)
-			a->access_flags |= SHCA_ACCESS_REMOTE_WRITE;
+			a->access_flags |= HCA_ACCESS_REMOTE_WRITE;
 		if (attr->qp_access_flags & IB_ACCESS_REMOTE_READ)
-			a->access_flags |= SHCA_ACCESS_REMOTE_READ;
+			a->access_flags |= HCA_ACCESS_REMOTE_READ;
 		if (attr->qp_access_flags & IB_ACCESS_REMOTE_ATOMIC)
-			a->access_flags |= SHCA_ACCESS_REMOTE_ATOMIC;
-		in->attr_mask |= SHCA_QP_ATTR_ACCESS;
+			a->access_flags |= HCA_ACCESS_REMOTE_ATOMIC;
+		in->attr_mask |= HCA_QP_ATTR_ACCESS;
 	}
 	if (mask & IB_QP_PATH_MTU) {
 		a->path_mtu = ib_mtu_enum_to_int(attr->path_mtu);
-		in->attr_mask |= SHCA_QP_ATTR_PATH_MTU;
+		in->attr_mask |= HCA_QP_ATTR_PATH_MTU;
 	}
 	if (mask & IB_QP_DEST_QPN) {
 		a->dest_qpn = attr->dest_qp_num;
-		in->attr_mask |= SHCA_QP_ATTR_DEST_QPN;
+		in->attr_mask |= HCA_QP_ATTR_DEST_QPN;
 	}
 	/* ib_core masked the PSNs to 24 bits already. */
 	if (mask & IB_QP_RQ_PSN) {
 		a->rq_psn = attr->rq_psn & SOFTHCA_24BIT_MASK;
-		in->attr_mask |= SHCA_QP_ATTR_RQ_PSN;
+		in->attr_mask |= HCA_QP_ATTR_RQ_PSN;
 	}
 	if (mask & IB_QP_SQ_PSN) {
 		a->sq_psn = attr->sq_psn & SOFTHCA_24BIT_MASK;
-		in->attr_mask |= SHCA_QP_ATTR_SQ_PSN;
+		in->attr_mask |= HCA_QP_ATTR_SQ_PSN;
 	}
 	if (mask & IB_QP_MIN_RNR_TIMER) {
 		a->min_rnr_timer = attr->min_rnr_timer;
-		in->attr_mask |= SHCA_QP_ATTR_MIN_RNR_TIMER;
+		in->attr_mask |= HCA_QP_ATTR_MIN_RNR_TIMER;
 	}
 	if (mask & IB_QP_RNR_RETRY) {
 		a->rnr_retry = attr->rnr_retry;
-		in->attr_mask |= SHCA_QP_ATTR_RNR_RETRY;
+		in->attr_mask |= HCA_QP_ATTR_RNR_RETRY;
 	}
 	if (mask & IB_QP_RETRY_CNT) {
 		a->retry_cnt = attr->retry_cnt;
-		in->attr_mask |= SHCA_QP_ATTR_RETRY_CNT;
+		in->attr_mask |= HCA_QP_ATTR_RETRY_CNT;
 	}
 	if (mask & IB_QP_TIMEOUT) {
 		a->timeout = attr->timeout;
-		in->attr_mask |= SHCA_QP_ATTR_TIMEOUT;
+		in->attr_mask |= HCA_QP_ATTR_TIMEOUT;
 	}
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC) {
 		a->max_rd_atomic = attr->max_rd_atomic;
-		in->attr_mask |= SHCA_QP_ATTR_MAX_RD_ATOMIC;
+		in->attr_mask |= HCA_QP_ATTR_MAX_RD_ATOMIC;
 	}
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
 		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
-		in->attr_mask |= SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC;
+		in->attr_mask |= HCA_QP_ATTR_MAX_DEST_RD_ATOMIC;
 	}
 	if (mask & IB_QP_PORT) {
 		a->port = attr->port_num;
-		in->attr_mask |= SHCA_QP_ATTR_PORT;
+		in->attr_mask |= HCA_QP_ATTR_PORT;
 	}
 	if (mask & IB_QP_PKEY_INDEX) {
 		a->pkey_index = attr->pkey_index;
-		in->attr_mask |= SHCA_QP_ATTR_PKEY_INDEX;
+		in->attr_mask |= HCA_QP_ATTR_PKEY_INDEX;
 	}
 	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY) {
 		a->sqd_notify = !!attr->en_sqd_async_notify;
-		in->attr_mask |= SHCA_QP_ATTR_SQD_NOTIFY;
+		in->attr_mask |= HCA_QP_ATTR_SQD_NOTIFY;
 	}
 	return 0;
 }
@@ -467,12 +467,12 @@ static int shca_qp_attrs(struct shca_dev *sdev, const struct ib_qp_attr *attr,
 static int shca_modify_qp_once(struct shca_dev *sdev, struct shca_qp *qp,
 			       const struct ib_qp_attr *attr, int attr_mask)
 {
-	struct shca_cmd_modify_qp_in in = { .qpn = qp->qpn };
-	struct shca_cmd_query_qp_out cur;
+	struct hca_cmd_modify_qp_in in = { .qpn = qp->qpn };
+	struct hca_cmd_query_qp_out cur;
 	enum ib_qp_state cur_state, new_state;
 	int err;
 
-	err = shca_qp_state(sdev, qp, &cur);
+	err = hca_qp_state(sdev, qp, &cur);
 	if (err)
 		return err;
 	cur_state = attr_mask & IB_QP_CUR_STATE ? attr->cur_qp_state :
@@ -485,13 +485,13 @@ static int shca_modify_qp_once(struct shca_dev *sdev, struct shca_qp *qp,
 		return -EINVAL;
 	if (!ib_modify_qp_is_ok(cur_state, new_state, IB_QPT_RC, attr_mask))
 		return -EINVAL;
-	err = shca_qp_attrs(sdev, attr, attr_mask, &in);
+	err = hca_qp_attrs(sdev, attr, attr_mask, &in);
 	if (err)
 		return err;
 
 	in.cur_state = cur_state;
 	in.new_state = new_state;
-	return shca_hca_exec(sdev->hca, SHCA_CMD_MODIFY_QP, &in, sizeof(in),
+	return hca_exec(sdev->hca, HCA_CMD_MODIFY_QP, &in, sizeof(in),
 			     NULL, 0);
 }
 
@@ -517,14 +517,14 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	} while (err == -EAGAIN && --tries);
 	if (err == -EAGAIN)
 		err = -EINVAL;
-	if (!err && qp->k && (attr_mask & IB_QP_STATE) &&
+	if (!err && qp->kqp && (attr_mask & IB_QP_STATE) &&
 	    attr->qp_state == IB_QPS_RESET)
 		shca_kqp_reset(qp);
 	mutex_unlock(&qp->mutex);
 	return err;
 }
 
-static void shca_qp_to_ah(const struct shca_qp_attrs *a,
+static void shca_qp_to_ah(const struct hca_qp_attrs *a,
 			  struct rdma_ah_attr *ah)
 {
 	memset(ah, 0, sizeof(*ah));
@@ -540,12 +540,12 @@ int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 {
 	struct shca_dev *sdev = to_shca_dev(ibqp->device);
 	struct shca_qp *qp = to_shca_qp(ibqp);
-	struct shca_cmd_query_qp_out out;
-	const struct shca_qp_attrs *a = &out.attrs;
+	struct hca_cmd_query_qp_out out;
+	const struct hca_qp_attrs *a = &out.attrs;
 	int err;
 
 	mutex_lock(&qp->mutex);
-	err = shca_qp_state(sdev, qp, &out);
+	err = hca_qp_state(sdev, qp, &out);
 	if (err)
 		goto out;
 
@@ -557,11 +557,11 @@ int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->rq_psn = a->rq_psn;
 	attr->sq_psn = a->sq_psn;
 	attr->dest_qp_num = a->dest_qpn;
-	if (a->access_flags & SHCA_ACCESS_REMOTE_WRITE)
+	if (a->access_flags & HCA_ACCESS_REMOTE_WRITE)
 		attr->qp_access_flags |= IB_ACCESS_REMOTE_WRITE;
-	if (a->access_flags & SHCA_ACCESS_REMOTE_READ)
+	if (a->access_flags & HCA_ACCESS_REMOTE_READ)
 		attr->qp_access_flags |= IB_ACCESS_REMOTE_READ;
-	if (a->access_flags & SHCA_ACCESS_REMOTE_ATOMIC)
+	if (a->access_flags & HCA_ACCESS_REMOTE_ATOMIC)
 		attr->qp_access_flags |= IB_ACCESS_REMOTE_ATOMIC;
 	attr->cap = qp->cap;
 	shca_qp_to_ah(a, &attr->ah_attr);

@@ -28,8 +28,8 @@ enum shca_dev_state {
 
 struct shca_dev {
 	struct ib_device ibdev;		/* first: ib_alloc_device() */
-	struct shca_hca *hca;
-	struct shca_caps caps;		/* QUERY_CAPS, read once at creation */
+	struct hca *hca;
+	struct hca_caps caps;		/* QUERY_CAPS, read once at creation */
 	struct net_device *ndev;	/* held until dealloc_driver */
 	netdevice_tracker ndev_tracker;
 
@@ -87,7 +87,7 @@ struct shca_cq {
 	struct shca_mmap_entry *queue;	/* ring + DBR */
 	struct shca_cq_ev ev;		/* EQ side (eq.h) */
 	bool ev_gone;			/* pre_destroy_cq unregistered ev */
-	struct shca_kcq *k;		/* kernel CQ (udata NULL), else NULL */
+	struct shca_kcq *kcq;		/* kernel CQ (udata NULL), else NULL */
 };
 
 /* One work queue of a kernel QP (kverbs.c). */
@@ -111,13 +111,13 @@ struct shca_kqp {
 	struct shca_kwq rq;
 	struct softhca_qp_dbr *dbr;
 	u32 max_inline;
-	struct list_head scq_node;	/* on send_cq->k->qps */
-	struct list_head rcq_node;	/* on recv_cq->k->qps */
+	struct list_head scq_node;	/* on send_cq->kcq->qps */
+	struct list_head rcq_node;	/* on recv_cq->kcq->qps */
 };
 
 struct shca_qp {
 	struct ib_qp ibqp;
-	struct shca_kqp *k;		/* kernel QP (udata NULL), else NULL */
+	struct shca_kqp *kqp;		/* kernel QP (udata NULL), else NULL */
 	u32 qpn;
 	struct mutex mutex;		/* serialises modify_qp and query_qp */
 	struct ib_qp_cap cap;		/* granted at creation */

@@ -127,9 +127,9 @@ shca_engine_entry(struct ib_ucontext *ibuctx)
 
 static void shca_free_uar(struct shca_dev *sdev, u32 uar_index)
 {
-	struct shca_cmd_free_uar_in in = { .uar_index = uar_index };
+	struct hca_cmd_free_uar_in in = { .uar_index = uar_index };
 
-	WARN_ON(shca_hca_exec(sdev->hca, SHCA_CMD_FREE_UAR, &in, sizeof(in),
+	WARN_ON(hca_exec(sdev->hca, HCA_CMD_FREE_UAR, &in, sizeof(in),
 			      NULL, 0));
 }
 
@@ -137,9 +137,9 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibuctx->device);
 	struct shca_ucontext *uctx = to_shca_uctx(ibuctx);
-	const struct shca_caps *caps = &sdev->caps;
+	const struct hca_caps *caps = &sdev->caps;
 	struct softhca_alloc_ucontext_resp resp = {};
-	struct shca_cmd_alloc_uar_out uar;
+	struct hca_cmd_alloc_uar_out uar;
 	struct shca_mmap_entry *entry;
 	int err;
 
@@ -148,7 +148,7 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 		return err;
 	mutex_init(&uctx->wake_lock);
 
-	err = shca_hca_exec(sdev->hca, SHCA_CMD_ALLOC_UAR, NULL, 0,
+	err = hca_exec(sdev->hca, HCA_CMD_ALLOC_UAR, NULL, 0,
 			    &uar, sizeof(uar));
 	if (err)
 		return err;
@@ -266,7 +266,7 @@ int shca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 
 	switch (entry->type) {
 	case SHCA_MMAP_UAR:
-		pfn = shca_hca_uar_pfn(sdev->hca, entry->uar_index);
+		pfn = hca_uar_pfn(sdev->hca, entry->uar_index);
 		if (WARN_ON(!pfn)) {
 			err = -EINVAL;
 			break;
@@ -284,7 +284,7 @@ int shca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 		}
 		vma->vm_flags &= ~(VM_MAYWRITE | VM_MAYEXEC);
 		err = rdma_user_mmap_io(ibuctx, vma,
-					shca_hca_engine_pfn(sdev->hca),
+					hca_engine_pfn(sdev->hca),
 					PAGE_SIZE, vma->vm_page_prot,
 					rdma_entry);
 		break;

@@ -3,12 +3,12 @@
  * softhca verbs driver: the wake-up call, ENGINE_WAKE and the wake fd.
  *
  * The provider calls only when it finds SOFTHCA_ENGINE_NEED_WAKEUP set in
- * the engine page after ringing a doorbell (DESIGN.md §5). The HCA model
+ * the engine page after ringing a doorbell (design.md §5). The HCA model
  * then executes the pending work in this caller's context before the call
  * returns, so a post after an idle period does not wait for the engine
  * thread to be scheduled.
  *
- * Two ways in, the same work (shca_hca_wake()):
+ * Two ways in, the same work (hca_wakeup_call()):
  * - ENGINE_WAKE, a driver method on UVERBS_OBJECT_DEVICE without
  *   attributes: ioctl(RDMA_VERBS_IOCTL) on the context's command fd;
  * - the wake fd (WAKE_FD_OPEN, at most one per context): fsync() on a file
@@ -20,7 +20,7 @@
  *
  * A wake fd lives as long as its file, not its context: the context's
  * teardown (close, or disassociate when the device goes away) detaches it,
- * waiting for calls in flight, and later kicks fail with EIO. The file's
+ * waiting for calls in flight, and later calls fail with EIO. The file's
  * operations are this module's, so an open wake fd pins the module.
  *
  * Registered through ib_device.driver_def (shca_uapi_defs): uverbs merges
@@ -40,8 +40,8 @@
 #include "softhca.h"
 
 struct shca_wake_file {
-	struct shca_hca *hca;
-	/* 1 while the context lives, +1 per kick in flight. */
+	struct hca *hca;
+	/* 1 while the context lives, +1 per call in flight. */
 	refcount_t active;
 	struct completion detached;
 	/* The file and the context. */
@@ -62,7 +62,7 @@ static int shca_wake_file_fsync(struct file *file, loff_t start, loff_t end,
 
 	if (!refcount_inc_not_zero(&w->active))
 		return -EIO;
-	shca_hca_wake(w->hca);
+	hca_wakeup_call(w->hca);
 	if (refcount_dec_and_test(&w->active))
 		complete(&w->detached);
 	return 0;
@@ -81,7 +81,7 @@ static const struct file_operations shca_wake_fops = {
 	.llseek = noop_llseek,
 };
 
-/* The context is going away: no kick runs on its HCA after this returns. */
+/* The context is going away: no call runs on its HCA after this returns. */
 void shca_wake_file_detach(struct shca_ucontext *uctx)
 {
 	struct shca_wake_file *w = uctx->wake;
@@ -101,7 +101,7 @@ UVERBS_HANDLER(SOFTHCA_METHOD_ENGINE_WAKE)(struct uverbs_attr_bundle *attrs)
 
 	if (IS_ERR(uctx))
 		return PTR_ERR(uctx);
-	shca_hca_wake(to_shca_dev(uctx->device)->hca);
+	hca_wakeup_call(to_shca_dev(uctx->device)->hca);
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * CQ arming and completion events (issue 4 item 4, seed §5.3):
+ * CQ arming and completion events (seed-map.md §5.3):
  * - no event without an arm; an arm fires once, on the next CQE, and again
  *   only after ibv_get_cq_event + a new arm (arm_sn);
  * - an arm that finds unconsumed CQEs no event announced yet fires at

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The completion channel as an application sees it (issue 4 item 6), with
- * events raised by real traffic through the engine's armed-CQ path (seed
- * §5): the fd is close-on-exec and an "[infinibandevent]" anon inode;
+ * The completion channel as an application sees it, with
+ * events raised by real traffic through the engine's armed-CQ path
+ * (seed-map.md §5): the fd is close-on-exec and an "[infinibandevent]" anon inode;
  * poll() and epoll report it readable exactly while an event is pending;
  * with O_NONBLOCK, ibv_get_cq_event fails with EAGAIN when none is;
  * several channels of one context each get only their own CQs' events;

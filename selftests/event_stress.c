@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Event-loop stress (issue 4 item 6): N threads, each serving M CQs of its
+ * Event-loop stress: N threads, each serving M CQs of its
  * own, in the loop every event-driven application runs:
  *
  *	wait on the channel (poll, then ibv_get_cq_event)

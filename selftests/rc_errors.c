@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RC errors (issue 3 item 2, seed §4.2, §5.6): RNR (retry count, timer,
+ * RC errors (seed-map.md §4.2, §5.6): RNR (retry count, timer,
  * infinite retry), remote access errors (MR rights, QP rights, rkey,
  * bounds, stale keys), local protection errors (lkey, PD, bounds, rights,
  * stale keys), length errors, transport retry exhaustion, the QP moving to
@@ -973,7 +973,7 @@ static void tiny_cq(struct rc_cfg *c)
 /*
  * A send CQ of cqe 1 (granted N) and N + 3 signaled WRITEs, never polled:
  * the CQ overruns and the QP whose completion did not fit goes to ERR.
- * (IBV_EVENT_CQ_ERR comes with the async-event issue: not checked here.)
+ * (IBV_EVENT_CQ_ERR and QP_FATAL: cq_arm.c overrun_is_cq_err_and_qp_fatal.)
  */
 TEST_F(err, cq_overrun)
 {

@@ -1,5 +1,5 @@
 #!/bin/bash
-# TAP: stock tools in event mode (issue 4 item 6): every completion they
+# TAP: stock tools in event mode: every completion they
 # wait for comes through an armed CQ, the engine's EQE, the vector's IRQ,
 # the tasklet and the completion channel (Documentation/events.md).
 #  - ibv_rc_pingpong -e --chk (both sides sleep in ibv_get_cq_event) at

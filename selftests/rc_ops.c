@@ -4,8 +4,7 @@
  * checked: SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ,
  * ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, SGE lists, inline data (also
  * across the SQ ring's end), posting errors with bad_wr, unsignaled WQEs,
- * sq_sig_all, fence, full queues and zero-length receives (seed §3, §4;
- * issue 3 items 2 and 4).
+ * sq_sig_all, fence, full queues and zero-length receives (seed-map.md §3, §4).
  *
  * Each test runs three times: both QPs in one context on shca0 (sharing a
  * UAR), in two contexts on shca0, and across shca0 and shca1 (shca1 is
@@ -850,7 +849,7 @@ TEST_F(ops, rq_full_is_enomem_with_bad_wr)
 	free(wr);
 }
 
-/* seed §4.3: a num_sge == 0 receive takes a WRITE_WITH_IMM of any length
+/* seed-map.md §4.3: a num_sge == 0 receive takes a WRITE_WITH_IMM of any length
  * and a zero-byte SEND (with or without immediate).
  */
 TEST_F(ops, zero_length_recv_takes_write_with_imm)
@@ -897,7 +896,7 @@ TEST_F(ops, zero_length_recv_takes_zero_byte_send)
 	rc_expect_wc(_metadata, B->rcq, &w);
 }
 
-/* seed §4.3: a non-empty SEND on a zero-capacity receive is a length error:
+/* seed-map.md §4.3: a non-empty SEND on a zero-capacity receive is a length error:
  * the receiver completes it with IBV_WC_LOC_LEN_ERR, the sender gets
  * IBV_WC_REM_INV_REQ_ERR (NAK invalid request), both QPs end in ERR, and
  * every WR still queued on either side is flushed in order.

@@ -1,12 +1,12 @@
 #!/bin/bash
 # TAP: stock RC traffic through our provider, judged by tools nobody here
-# wrote (DESIGN.md §8): ibv_rc_pingpong (with --chk, which checks every
+# wrote (design.md §8): ibv_rc_pingpong (with --chk, which checks every
 # received buffer) at 1 B .. 1 MiB, and the perftest latency and bandwidth
 # tests for SEND, WRITE, READ and atomics, each between two processes on
 # shca0 and between shca0 and shca1 (created on veth1 here, deleted at the
 # end). Server and client meet over TCP on 127.0.0.1.
 #
-# Iterations: ibv_rc_pingpong -n 10000 (issue 3 item 5) up to 64 KiB; at
+# Iterations: ibv_rc_pingpong -n 10000 up to 64 KiB; at
 # 1 MiB, -n 10000 moves 20 GiB through memcpy, which takes far too long
 # under TCG, so that size runs SOFTHCA_PINGPONG_BIG_N iterations (default
 # 300; set 10000 for the full run). perftest runs -n SOFTHCA_PERFTEST_N

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Data-integrity stress (issue 3 item 5): two processes, 8 RC QPs each,
+ * Data-integrity stress: two processes, 8 RC QPs each,
  * connected pairwise; each process sends N messages on each of its QPs and
  * receives N on each. Every message's opcode (SEND or RDMA_WRITE_WITH_IMM),
  * size (0 to 16 KiB, mostly small), inline flag and bytes come from a

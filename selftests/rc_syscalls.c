@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Doorbells (issue 3 item 3, DESIGN.md §5, §9):
+ * Doorbells (design.md §5, §9):
  * - while traffic flows, post_send, post_recv and poll_cq make no system
  *   call: 100,000 rounds of post_recv + post_send + poll_cq (both CQs),
  *   with the thread's system calls counted by the kernel itself: perf
@@ -475,7 +475,7 @@ TEST_F_TIMEOUT(db, no_syscall_on_the_fast_path, 300)
 	if (total <= HOT_MAX_SYSCALLS)
 		return;
 	/*
-	 * Too many calls. DESIGN.md §5 allows two causes, each seen by its own
+	 * Too many calls. design.md §5 allows two causes, each seen by its own
 	 * witness; anything else is a failure:
 	 * - the application paused longer than the engine's idle window (its
 	 *   vCPU stopped by a loaded host: the guest sees no other sign), and

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Thread safety of the provider's SQ, RQ and CQ locks (issue 3 item 4):
+ * Thread safety of the provider's SQ, RQ and CQ locks:
  * several threads post on one SQ while others poll; receives are re-posted
  * by the threads that poll them; several QPs share one CQ. Every work
  * completion is accounted for exactly once, in SQ order per posting thread,

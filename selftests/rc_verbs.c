@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Control-path verbs of the RC data path (issue 3 item 1): MRs (keys,
+ * Control-path verbs of the RC data path: MRs (keys,
  * access flags), CQs (sizes), RC QP creation (caps enforced and granted),
  * modify_qp through every state with its required and allowed attributes,
  * query_qp, destroy, unsupported QP types, and rdma res counts back to the
@@ -665,8 +665,8 @@ TEST_F(qp, attr_values_out_of_range)
 
 /*
  * Values too wide for their IB fields (5-bit timers, 3-bit retry counts).
- * ConnectX masks these silently; softhca validates every attribute (issue
- * 3 item 1: "full attribute validation"), so they are EINVAL here.
+ * ConnectX masks these silently; softhca validates every attribute, so they
+ * are EINVAL here.
  */
 TEST_F(qp, field_overflow_rejected)
 {

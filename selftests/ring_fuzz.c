@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The kernel survives any bytes in the rings user space can write
- * (DESIGN.md §9, brief: "any bytes in a user-writable ring"). Each round
+ * (design.md §9, brief: "any bytes in a user-writable ring"). Each round
  * opens a connected RC pair, then writes into the SQ, the RQ and their
  * doorbell record, and into the CQ doorbell records (consumer index, arm
  * word), while the engine executes:

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * arm.c - CQ notification requests (seed §5.3) and cq_event (§5.2).
+ * arm.c - CQ notification requests (seed-map.md §5.3) and cq_event (§5.2).
  * Events themselves (EQs, vectors, the completion channel) are the
  * kernel's; the provider only writes the doorbells.
  */
@@ -8,7 +8,7 @@
 #include "softhca.h"
 
 /*
- * ibv_req_notify_cq (seed §5.3): the arm word (arm_sn, solicited or all,
+ * ibv_req_notify_cq (seed-map.md §5.3): the arm word (arm_sn, solicited or all,
  * consumer index) into the doorbell record, then the same word with the CQN
  * as one 64-bit store to the UAR. The record is what the engine acts on;
  * the UAR store and the wake-up make sure it looks.
@@ -37,7 +37,7 @@ int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	 */
 	udma_full_barrier();
 	if (softhca_cqe_get_sw(cq->ring, ci, cq->cqe_cnt))
-		softhca_engine_kick(ctx);
+		softhca_wakeup_check(ctx);
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * cqe.h - CQE parsing and the CQ arm doorbell word (seed §5.3, §5.4).
+ * cqe.h - CQE parsing and the CQ arm doorbell word (seed-map.md §5.3, §5.4).
  *
  * Pure functions over one CQE and plain arguments; the poll loop (CQ lock,
  * udma_from_device_barrier after the ownership check, wrid[] lookup, WQ tail

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * engine.c - waking the HCA engine (DESIGN.md §5).
+ * engine.c - waking the HCA engine (design.md §5).
  *
- * After a doorbell, softhca_engine_kick() (softhca.h) issues a full barrier
+ * After a doorbell, softhca_wakeup_check() (softhca.h) issues a full barrier
  * and reads NEED_WAKEUP from the engine page; only if the engine went to
  * sleep does it come here. The kernel runs this context's pending doorbells
  * in our thread before it returns, so a cold post does not wait for a
@@ -85,7 +85,7 @@ void softhca_wake_fd_close(struct softhca_context *ctx)
 	ctx->wake_fd = SOFTHCA_WAKE_FD_NOT_AVAILABLE;
 }
 
-int softhca_engine_wake(struct softhca_context *ctx)
+int softhca_wakeup_call(struct softhca_context *ctx)
 {
 	struct ib_uverbs_ioctl_hdr hdr;
 	int fd = wake_fd_get(ctx);

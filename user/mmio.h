@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * mmio.h - ordering between the provider and the HCA (seed §3.1.3, §4.1.3,
+ * mmio.h - ordering between the provider and the HCA (seed-map.md §3.1.3, §4.1.3,
  * §5.3), for x86_64 and aarch64.
  *
  * Three kinds of memory meet on the data path:

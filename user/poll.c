@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * poll.c - ibv_poll_cq (seed §5.4) and CQ cleaning.
+ * poll.c - ibv_poll_cq (seed-map.md §5.4) and CQ cleaning.
  *
  * Under the CQ lock: take the CQE at the consumer index if the HCA wrote it
  * on this lap (opcode not INVALID, owner bit of the lap), issue

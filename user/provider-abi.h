@@ -12,7 +12,7 @@
  * the two can be compared.
  *
  * Matches rdma-core (verified against its git tags, see
- * Documentation/provider.md and tests/unit/pabi-layout.sh):
+ * Documentation/provider.md and tests/unit/pabi-layout.py):
  *   - struct verbs_match_ent, verbs_device_ops, verbs_device and
  *     verbs_context_ops (76 ops) are identical in every release v36.0 .. v58.x.
  *     v59.0 adds 3 ops to verbs_context_ops and grows struct verbs_context.

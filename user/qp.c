@@ -232,7 +232,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 		errno = EINVAL;
 		return NULL;
 	}
-	/* Without the engine page a doorbell could be lost (DESIGN.md §5). */
+	/* Without the engine page a doorbell could be lost (design.md §5). */
 	if (!ctx->engine) {
 		errno = EPROTO;
 		return NULL;

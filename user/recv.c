@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * recv.c - ibv_post_recv (seed §4.1, §4.3).
+ * recv.c - ibv_post_recv (seed-map.md §4.1, §4.3).
  *
  * Under the RQ lock, per WR: room in the RQ (re-checked under the receive
  * CQ's lock when it looks full), num_sge against the WQE's capacity, then

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * send.c - ibv_post_send (seed §3.1, §3.3).
+ * send.c - ibv_post_send (seed-map.md §3.1, §3.3).
  *
  * Step 1, under the SQ lock: per WR the opcode, the room left in the SQ
  * (re-checked under the send CQ's lock when it looks full, since poll_cq
@@ -10,7 +10,7 @@
  * by its WQEBBs. The first WR that fails is *bad_wr; the ones before it are
  * posted. Step 3: post_send_db: the SND doorbell record, then the UAR
  * (BlueFlame copy of a single small WQE, or the 64-bit doorbell of the last
- * control segment). Then the engine wake-up check (DESIGN.md §5).
+ * control segment). Then the engine wake-up check (design.md §5).
  */
 #include <errno.h>
 #include <string.h>
@@ -69,7 +69,7 @@ static int wqe_ds(const struct softhca_sq *sq, const struct softhca_wqe_desc *d)
 }
 
 /*
- * Write the WQE at cur_post and account for it (seed §3.1 step 2). seq is
+ * Write the WQE at cur_post and account for it (seed-map.md §3.1 step 2). seq is
  * this WR's number in the SQ (head + WRs before it in the batch): poll_cq
  * sets the tail to seq + 1 when the WQE completes. Returns 0, or an errno
  * (see wqe_ds) with nothing written.
@@ -172,7 +172,7 @@ static int wr_to_desc(const struct softhca_qp *qp, const struct ibv_send_wr *wr,
 }
 
 /*
- * post_send_db (seed §3.1 step 3), SQ lock held, nreq > 0 WRs just built,
+ * post_send_db (seed-map.md §3.1 step 3), SQ lock held, nreq > 0 WRs just built,
  * the last one at WQEBB slot last_idx. bf_bbs: copy that WQE whole, this
  * many WQEBBs (0: the 64-bit doorbell).
  */
@@ -285,7 +285,7 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	softhca_unlock(&sq->lock);
 
 	if (nreq)
-		softhca_engine_kick(ctx);
+		softhca_wakeup_check(ctx);
 	if (err)
 		*bad_wr = wr;
 	return err;

@@ -147,7 +147,7 @@ static struct verbs_context *softhca_alloc_context(struct ibv_device *ibdev,
 		goto err_uninit;
 	}
 
-	/* The engine flags page (DESIGN.md §5), if this kernel has one (a
+	/* The engine flags page (design.md §5), if this kernel has one (a
 	 * shorter response leaves the offset 0). Only QPs need it. */
 	if (resp.drv.engine_mmap_offset) {
 		void *p;

@@ -111,7 +111,7 @@ struct softhca_context {
 	int wake_fd;
 
 	/* BlueFlame: the next of the two buffers, and its lock, needed only
-	 * once two QPs of this context share the UAR (seed §3.1 step 3.5). */
+	 * once two QPs of this context share the UAR (seed-map.md §3.1 step 3.5). */
 	struct softhca_lock bf_lock;
 	uint32_t bf_offset;
 
@@ -251,21 +251,21 @@ static inline struct softhca_qp *softhca_find_qp(struct softhca_context *ctx,
 #define SOFTHCA_WAKE_FD_NONE		(-1)
 #define SOFTHCA_WAKE_FD_NOT_AVAILABLE	(-2)
 void softhca_wake_fd_close(struct softhca_context *ctx);
-int softhca_engine_wake(struct softhca_context *ctx);
+int softhca_wakeup_call(struct softhca_context *ctx);
 
 /*
- * After a doorbell (DESIGN.md §5): full barrier between the doorbell store
+ * After a doorbell (design.md §5): full barrier between the doorbell store
  * and the NEED_WAKEUP load, then one wake-up call only if the engine is
  * asleep. The engine does the mirror image before it sleeps.
  */
-static inline void softhca_engine_kick(struct softhca_context *ctx)
+static inline void softhca_wakeup_check(struct softhca_context *ctx)
 {
 	if (!ctx->engine)
 		return;
 	udma_full_barrier();
 	if (__atomic_load_n(&ctx->engine->flags, __ATOMIC_RELAXED) &
 	    SOFTHCA_ENGINE_NEED_WAKEUP)
-		softhca_engine_wake(ctx);
+		softhca_wakeup_call(ctx);
 }
 
 /* query.c */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * wqe.h - encoding of send and receive WQEs (seed §3.1 step 2, §4.1).
+ * wqe.h - encoding of send and receive WQEs (seed-map.md §3.1 step 2, §4.1).
  *
  * Pure functions: they write the bytes of one WQE or segment and return
  * sizes. No locks, no doorbells, no I/O; post_send/post_recv own those.
@@ -99,7 +99,7 @@ uint32_t softhca_recv_max_gs(uint32_t stride, bool with_sig);
  * mlx5_wq_overflow without the lock: true if a WQ holding head - tail
  * outstanding WRs (free-running counters, any wrap) cannot take one more
  * after nreq already accepted in this batch. The caller re-reads tail under
- * the CQ lock and calls it again before failing (seed §3.1 step 1).
+ * the CQ lock and calls it again before failing (seed-map.md §3.1 step 1).
  */
 bool softhca_wq_overflow(uint32_t head, uint32_t tail, uint32_t nreq,
 			 uint32_t max_post);

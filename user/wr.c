@@ -294,7 +294,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 				b->last_inl);
 	softhca_unlock(&qp->sq.lock);
 	if (nreq)
-		softhca_engine_kick(ctx);
+		softhca_wakeup_check(ctx);
 	return err;
 }
 

@@ -3,7 +3,7 @@
  * softhca HCA model: the one CQE writer, and the builders of the CQEs the
  * engine writes. Layout and owner-bit rules: Documentation/queue-formats.md.
  *
- * Every CQE goes through shca_cqe_write(): under the CQ's producer lock it
+ * Every CQE goes through hca_cqe_write(): under the CQ's producer lock it
  * checks for overrun against the consumer index the provider left in the
  * CQ doorbell record (a hint: it is only compared, never used to address
  * memory), writes the 63 bytes before op_own, issues a write barrier and
@@ -18,7 +18,7 @@
  * are modelled on the values ConnectX adapters report for the same errors;
  * nothing should depend on them beyond "non-zero on error".
  */
-static u8 shca_vendor_err(u8 syndrome)
+static u8 hca_vendor_err(u8 syndrome)
 {
 	switch (syndrome) {
 	case SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR:		return 0x69;
@@ -39,8 +39,8 @@ static u8 shca_vendor_err(u8 syndrome)
  * RDMA_WRITE_IMM is echoed, so the provider can report it with
  * IBV_WC_WITH_IMM as it does for the receiver.
  */
-void shca_cqe_init_req(struct softhca_cqe *cqe, struct shca_hca_qp *qp,
-		       const struct shca_wqe *wqe, u32 byte_cnt)
+void hca_cqe_init_req(struct softhca_cqe *cqe, struct hca_qp *qp,
+		       const struct hca_wqe *wqe, u32 byte_cnt)
 {
 	memset(cqe, 0, sizeof(*cqe));
 	if (wqe->opcode == SOFTHCA_OPCODE_SEND_IMM ||
@@ -59,12 +59,12 @@ void shca_cqe_init_req(struct softhca_cqe *cqe, struct shca_hca_qp *qp,
  * SOFTHCA_CQE_RESP_ERR (receive queue); @wqe_counter the index of the WQE
  * it completes.
  */
-void shca_cqe_init_err(struct softhca_cqe *cqe, u8 cqe_opcode, u32 qpn,
+void hca_cqe_init_err(struct softhca_cqe *cqe, u8 cqe_opcode, u32 qpn,
 		       u8 wqe_opcode, u16 wqe_counter, u8 syndrome)
 {
 	memset(cqe, 0, sizeof(*cqe));
 	cqe->syndrome = syndrome;
-	cqe->vendor_err_synd = shca_vendor_err(syndrome);
+	cqe->vendor_err_synd = hca_vendor_err(syndrome);
 	cqe->sop_drop_qpn = cpu_to_be32((u32)wqe_opcode <<
 					SOFTHCA_CQE_WQE_OPCODE_SHIFT |
 					(qpn & SOFTHCA_24BIT_MASK));
@@ -83,7 +83,7 @@ void shca_cqe_init_err(struct softhca_cqe *cqe, u8 cqe_opcode, u32 qpn,
  * The word is the provider's: any value is only compared, so garbage gives
  * at worst a spurious or a missing event for that CQ.
  */
-static __always_inline bool shca_cq_arm_due(struct shca_hca_cq *cq, u32 arm)
+static __always_inline bool hca_cq_arm_due(struct hca_cq *cq, u32 arm)
 {
 	u32 cmd = arm & SOFTHCA_CQ_DB_CMD_MASK;
 	u8 sn = (arm >> SOFTHCA_CQ_DB_SN_SHIFT) & SOFTHCA_CQ_DB_SN_MASK;
@@ -113,23 +113,23 @@ static __always_inline bool shca_cq_arm_due(struct shca_hca_cq *cq, u32 arm)
 }
 
 /* Evaluate the arm word now in the record; under cq->lock. */
-static bool shca_cq_arm_check(struct shca_hca_cq *cq)
+static bool hca_cq_arm_check(struct hca_cq *cq)
 {
 	__be32 arm = READ_ONCE(cq->dbr->arm);
 
 	WRITE_ONCE(cq->arm_seen, arm);
-	return shca_cq_arm_due(cq, be32_to_cpu(arm));
+	return hca_cq_arm_due(cq, be32_to_cpu(arm));
 }
 
-static void shca_cq_event(struct shca_hca_cq *cq)
+static void hca_cq_event(struct hca_cq *cq)
 {
 	/* A full EQ reports its overflow and keeps the event for later. */
-	shca_eq_comp(cq->hca, cq->eqn, cq->cqn, &cq->ev_lost);
+	hca_eq_comp(cq->hca, cq->eqn, cq->cqn, &cq->ev_lost);
 }
 
-void shca_cq_resend_lost(struct shca_hca *hca, u32 eqn)
+void hca_cq_resend_lost(struct hca *hca, u32 eqn)
 {
-	struct shca_hca_cq *cq;
+	struct hca_cq *cq;
 	unsigned long cqn;
 
 	/* CQs are freed after a grace period (DESTROY_CQ: kfree_rcu). */
@@ -139,30 +139,30 @@ void shca_cq_resend_lost(struct shca_hca *hca, u32 eqn)
 		    !xchg(&cq->ev_lost, false))
 			continue;
 		/* Full again: set again, and resent after the next drain. */
-		shca_eq_comp(hca, eqn, cq->cqn, &cq->ev_lost);
+		hca_eq_comp(hca, eqn, cq->cqn, &cq->ev_lost);
 	}
 	rcu_read_unlock();
 }
 
-void shca_cq_arm_poll(struct shca_hca_cq *cq)
+void hca_cq_arm_poll(struct hca_cq *cq)
 {
 	bool due;
 
 	spin_lock(&cq->lock);
 	/* Always looked at, so the word is not seen as new again. */
-	due = shca_cq_arm_check(cq) && !cq->overrun;
+	due = hca_cq_arm_check(cq) && !cq->overrun;
 	spin_unlock(&cq->lock);
 	if (due)
-		shca_cq_event(cq);
+		hca_cq_event(cq);
 }
 
 /* The CQ just entered error (overrun): IBV_EVENT_CQ_ERR. */
-static void shca_cq_error(struct shca_hca_cq *cq)
+static void hca_cq_error(struct hca_cq *cq)
 {
-	shca_eq_cq_error(cq->hca, cq->cqn, SOFTHCA_CQ_ERROR_SYNDROME_OVERRUN);
+	hca_eq_cq_error(cq->hca, cq->cqn, SOFTHCA_CQ_ERROR_SYNDROME_OVERRUN);
 }
 
-static bool shca_cqe_solicits(const struct softhca_cqe *cqe)
+static bool hca_cqe_solicits(const struct softhca_cqe *cqe)
 {
 	u8 opcode = cqe->op_own >> SOFTHCA_CQE_OPCODE_SHIFT;
 
@@ -170,7 +170,7 @@ static bool shca_cqe_solicits(const struct softhca_cqe *cqe)
 	       opcode == SOFTHCA_CQE_REQ_ERR || opcode == SOFTHCA_CQE_RESP_ERR;
 }
 
-int shca_cqe_write(struct shca_hca_cq *cq, const struct softhca_cqe *cqe)
+int hca_cqe_write(struct hca_cq *cq, const struct softhca_cqe *cqe)
 {
 	u32 cnt = 1U << cq->log_size;
 	struct softhca_cqe *slot;
@@ -194,18 +194,18 @@ int shca_cqe_write(struct shca_hca_cq *cq, const struct softhca_cqe *cqe)
 	if (unlikely(((pi - ci) & SOFTHCA_CQ_DB_CI_MASK) >= cnt)) {
 		cq->overrun = true;
 		spin_unlock(&cq->lock);
-		shca_cq_error(cq);
+		hca_cq_error(cq);
 		return -ENOSPC;
 	}
 
 	slot = &cq->ring[pi & (cnt - 1)];
-	shca_copy(slot, cqe, offsetof(struct softhca_cqe, op_own));
+	hca_copy(slot, cqe, offsetof(struct softhca_cqe, op_own));
 	/* The whole CQE (and the data it reports) before its owner byte. */
 	smp_wmb();
 	WRITE_ONCE(slot->op_own, (cqe->op_own & ~SOFTHCA_CQE_OWNER_MASK) |
 				 ((pi & cnt) ? 1 : 0));
 	cq->pi = pi + 1;
-	if (shca_cqe_solicits(cqe)) {
+	if (hca_cqe_solicits(cqe)) {
 		cq->sol_seen = true;
 		cq->sol_pi = pi + 1;
 	}
@@ -215,9 +215,9 @@ int shca_cqe_write(struct shca_hca_cq *cq, const struct softhca_cqe *cqe)
 	 * we see the arm, or the provider sees this CQE and has it evaluated.
 	 */
 	smp_mb();
-	due = shca_cq_arm_check(cq);
+	due = hca_cq_arm_check(cq);
 	spin_unlock(&cq->lock);
 	if (due)
-		shca_cq_event(cq);
+		hca_cq_event(cq);
 	return 0;
 }

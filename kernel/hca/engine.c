@@ -14,7 +14,7 @@
  * engine page, issues a full barrier, re-checks every doorbell and only
  * then sleeps. A provider that rang a doorbell issues a full barrier, loads
  * the flag and, if set, makes the wake-up call (fsync on its wake fd, or
- * the ENGINE_WAKE method): shca_hca_wake() runs
+ * the ENGINE_WAKE method): hca_wakeup_call() runs
  * the pending work in the caller's context and, if the calls keep coming,
  * restarts the polling thread.
  *
@@ -74,7 +74,7 @@ MODULE_PARM_DESC(engine_poll,
  * tasks (engine_wakeups_backoff, engine_wakeups_waking); the calls made
  * while it was polling are the rest of engine_wakeups.
  */
-#define SHCA_COUNTER(name, desc)		\
+#define HCA_COUNTER(name, desc)		\
 	static unsigned long name;		\
 	module_param(name, ulong, 0444);	\
 	MODULE_PARM_DESC(name, desc)
@@ -84,7 +84,7 @@ MODULE_PARM_DESC(engine_poll,
  * two CPUs would otherwise pass one cache line back and forth on every
  * post. Read as their sum.
  */
-static int shca_pcpu_counter_get(char *buf, const struct kernel_param *kp)
+static int hca_pcpu_counter_get(char *buf, const struct kernel_param *kp)
 {
 	unsigned long __percpu *counter = (__force unsigned long __percpu *)kp->arg;
 	unsigned long sum = 0;
@@ -96,46 +96,46 @@ static int shca_pcpu_counter_get(char *buf, const struct kernel_param *kp)
 }
 
 /* Read only, but module parameters at load time call .set all the same. */
-static int shca_pcpu_counter_set(const char *val, const struct kernel_param *kp)
+static int hca_pcpu_counter_set(const char *val, const struct kernel_param *kp)
 {
 	return -EPERM;
 }
 
-static const struct kernel_param_ops shca_pcpu_counter_ops = {
-	.set = shca_pcpu_counter_set,
-	.get = shca_pcpu_counter_get,
+static const struct kernel_param_ops hca_pcpu_counter_ops = {
+	.set = hca_pcpu_counter_set,
+	.get = hca_pcpu_counter_get,
 };
 
-#define SHCA_PCPU_COUNTER(name, desc)					\
+#define HCA_PCPU_COUNTER(name, desc)					\
 	static DEFINE_PER_CPU(unsigned long, name);			\
-	module_param_cb(name, &shca_pcpu_counter_ops,			\
+	module_param_cb(name, &hca_pcpu_counter_ops,			\
 			(void __force *)&(name), 0444);			\
 	MODULE_PARM_DESC(name, desc)
 
-SHCA_PCPU_COUNTER(engine_wakeups,
+HCA_PCPU_COUNTER(engine_wakeups,
 		  "Wake-up calls (wake fd fsync or ENGINE_WAKE) so far");
-SHCA_PCPU_COUNTER(engine_wakeups_idle,
-		  "Wake-up calls that found the thread idle by choice, not yet kicked");
-SHCA_PCPU_COUNTER(engine_wakeups_waking,
-		  "Wake-up calls that found the thread kicked back to polling but not yet running");
-SHCA_PCPU_COUNTER(engine_wakeups_backoff,
+HCA_PCPU_COUNTER(engine_wakeups_idle,
+		  "Wake-up calls that found the thread idle by choice, not yet woken up");
+HCA_PCPU_COUNTER(engine_wakeups_waking,
+		  "Wake-up calls that found the thread woken back to polling but not yet running");
+HCA_PCPU_COUNTER(engine_wakeups_backoff,
 		  "Wake-up calls that found the thread backed off (its CPU wanted)");
-SHCA_COUNTER(engine_idle_sleeps,
+HCA_COUNTER(engine_idle_sleeps,
 	     "Times the engine thread went idle (no work for its idle window)");
-SHCA_COUNTER(engine_backoffs, "Times the engine thread backed off (CPU wanted)");
-SHCA_COUNTER(engine_moves, "Times the engine thread left a CPU another task wanted");
-SHCA_COUNTER(engine_yields, "Times the engine thread yielded its CPU with the flag up");
+HCA_COUNTER(engine_backoffs, "Times the engine thread backed off (CPU wanted)");
+HCA_COUNTER(engine_moves, "Times the engine thread left a CPU another task wanted");
+HCA_COUNTER(engine_yields, "Times the engine thread yielded its CPU with the flag up");
 
-#define SHCA_QP_BUDGET		64	/* WQEs of one QP per turn */
-#define SHCA_FLUSH_BUDGET	1024	/* flush CQEs of one queue per turn */
-#define SHCA_RECHECK_TRIES	4	/* re-runs of a QP by a non-engine executor */
-#define SHCA_ERR_POLL_NS	(10 * NSEC_PER_MSEC)
-#define SHCA_SLEEP_SLACK_NS	(5 * NSEC_PER_USEC)
-#define SHCA_STUCK_NS		(50 * NSEC_PER_USEC)
-#define SHCA_BACKOFF_MAX_SHIFT	4	/* up to 16 x engine_backoff_us */
-#define SHCA_IDLE_MAX_SHIFT	4	/* up to 16 x engine_idle_us */
-#define SHCA_MOVE_INTERVAL_NS	NSEC_PER_MSEC	/* at most one move per ms */
-#define SHCA_BACKOFF_RESET_NS	NSEC_PER_MSEC	/* polled this long: reset */
+#define HCA_QP_BUDGET		64	/* WQEs of one QP per turn */
+#define HCA_FLUSH_BUDGET	1024	/* flush CQEs of one queue per turn */
+#define HCA_RECHECK_TRIES	4	/* re-runs of a QP by a non-engine executor */
+#define HCA_ERR_POLL_NS	(10 * NSEC_PER_MSEC)
+#define HCA_SLEEP_SLACK_NS	(5 * NSEC_PER_USEC)
+#define HCA_STUCK_NS		(50 * NSEC_PER_USEC)
+#define HCA_BACKOFF_MAX_SHIFT	4	/* up to 16 x engine_backoff_us */
+#define HCA_IDLE_MAX_SHIFT	4	/* up to 16 x engine_idle_us */
+#define HCA_MOVE_INTERVAL_NS	NSEC_PER_MSEC	/* at most one move per ms */
+#define HCA_BACKOFF_RESET_NS	NSEC_PER_MSEC	/* polled this long: reset */
 /*
  * The idle and contention windows count only time the thread watched: a
  * step between two passes counts at most this much. Wall time also passes
@@ -143,43 +143,43 @@ SHCA_COUNTER(engine_yields, "Times the engine thread yielded its CPU with the fl
  * and the thread must not sleep on the strength of a pause it did not see.
  * A pass takes about a microsecond there.
  */
-#define SHCA_WATCH_STEP_NS	(20 * NSEC_PER_USEC)
+#define HCA_WATCH_STEP_NS	(20 * NSEC_PER_USEC)
 
-DEFINE_SRCU(shca_engine_srcu);
+DEFINE_SRCU(hca_engine_srcu);
 
-enum shca_engine_state {
-	SHCA_ENG_POLLING,
-	SHCA_ENG_IDLE,		/* asleep until a wake-up call or a timer */
-	SHCA_ENG_BACKOFF,	/* asleep for engine_backoff_us: CPU wanted */
+enum hca_engine_state {
+	HCA_ENG_POLLING,
+	HCA_ENG_IDLE,		/* asleep until a wake-up call or a timer */
+	HCA_ENG_BACKOFF,	/* asleep for engine_backoff_us: CPU wanted */
 };
 
 static struct {
 	struct mutex lock;		/* start/stop; writers of @hcas */
-	struct list_head hcas;		/* struct shca_engine_hca, SRCU */
+	struct list_head hcas;		/* struct hca_engine_dev, SRCU */
 	unsigned int nr_hcas;
 	struct task_struct *task;
-	struct shca_exec_ctx *ctx;	/* the thread's */
-	int state;			/* enum shca_engine_state, by the thread */
-	atomic_t kick;			/* "go back to polling" */
+	struct hca_exec_ctx *ctx;	/* the thread's */
+	int state;			/* enum hca_engine_state, by the thread */
+	atomic_t poll_req;		/* "go back to polling" */
 	unsigned int backoff_shift;	/* period = engine_backoff_us << it */
 	unsigned int idle_shift;	/* window = engine_idle_us << it */
-	cpumask_var_t away;		/* scratch mask of shca_engine_move() */
+	cpumask_var_t away;		/* scratch mask of hca_engine_move() */
 	s64 moved_at;			/* local_clock() of the last move */
 	s64 polling_since;		/* when the thread last resumed polling */
 	atomic64_t last_wake;		/* ktime ns of the last wake-up call */
-} shca_eng = {
-	.lock = __MUTEX_INITIALIZER(shca_eng.lock),
-	.hcas = LIST_HEAD_INIT(shca_eng.hcas),
+} hca_eng = {
+	.lock = __MUTEX_INITIALIZER(hca_eng.lock),
+	.hcas = LIST_HEAD_INIT(hca_eng.hcas),
 };
 
 /* What a look over the QPs found besides work to do. */
-struct shca_scan {
+struct hca_scan {
 	s64 now;		/* ktime, read when first needed (0: not yet) */
 	s64 next;		/* earliest retry deadline ahead, or S64_MAX */
 	bool err_qps;		/* some QP is in ERR: its RQ may be posted to */
 };
 
-static void shca_scan_init(struct shca_scan *scan)
+static void hca_scan_init(struct hca_scan *scan)
 {
 	scan->now = 0;
 	scan->next = S64_MAX;
@@ -191,7 +191,7 @@ static void shca_scan_init(struct shca_scan *scan)
  * involved: in the TCG test VM the clocksource is the emulated HPET, and a
  * read costs more than a whole pass over the doorbells.
  */
-static s64 shca_scan_now(struct shca_scan *scan)
+static s64 hca_scan_now(struct hca_scan *scan)
 {
 	if (!scan->now)
 		scan->now = ktime_get_ns();
@@ -202,33 +202,33 @@ static s64 shca_scan_now(struct shca_scan *scan)
  * Would running @qp make progress now? Lockless: reads the doorbell records
  * and the engine's consumer counters.
  */
-static __always_inline bool shca_qp_has_work(struct shca_hca_qp *qp,
-					     struct shca_scan *scan)
+static __always_inline bool hca_qp_has_work(struct hca_qp *qp,
+					     struct hca_scan *scan)
 {
-	enum shca_qp_state state = READ_ONCE(qp->state);
-	struct shca_engine_qp *e = qp->eng;
+	enum hca_qp_state state = READ_ONCE(qp->state);
+	struct hca_engine_qp *e = qp->eng;
 	s64 until;
 
 	switch (state) {
-	case SHCA_QPS_RTS:
-	case SHCA_QPS_SQD:
-		if (shca_sq_posted(qp) == READ_ONCE(qp->sq_ci))
+	case HCA_QPS_RTS:
+	case HCA_QPS_SQD:
+		if (hca_sq_posted(qp) == READ_ONCE(qp->sq_ci))
 			return false;
 		until = READ_ONCE(e->wait_until);
 		if (until) {
-			if (shca_scan_now(scan) < until) {
+			if (hca_scan_now(scan) < until) {
 				scan->next = min(scan->next, until);
 				return false;
 			}
 			return true;
 		}
 		/* SQD: a WQE not started yet is not started. */
-		return state == SHCA_QPS_RTS;
-	case SHCA_QPS_ERR:
+		return state == HCA_QPS_RTS;
+	case HCA_QPS_ERR:
 		scan->err_qps = true;
-		return shca_sq_posted(qp) != READ_ONCE(qp->sq_ci) ||
+		return hca_sq_posted(qp) != READ_ONCE(qp->sq_ci) ||
 		       (qp->rq_wqe_cnt &&
-			shca_rq_posted(qp) != READ_ONCE(qp->rq_ci));
+			hca_rq_posted(qp) != READ_ONCE(qp->rq_ci));
 	default:
 		return false;
 	}
@@ -237,21 +237,21 @@ static __always_inline bool shca_qp_has_work(struct shca_hca_qp *qp,
 /*
  * An error the QP reports with an error CQE moves it to ERR; that is all a
  * ConnectX does for those (no async event; a responder that refuses an RDMA
- * request consumes no receive and raises one: shca_resp_nak_rdma()). Returns whether this call moved
+ * request consumes no receive and raises one: hca_resp_nak_rdma()). Returns whether this call moved
  * it there.
  */
-bool shca_qp_set_err(struct shca_hca_qp *qp)
+bool hca_qp_set_err(struct hca_qp *qp)
 {
 	unsigned long flags;
 	bool moved = false;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->state != SHCA_QPS_RESET && qp->state != SHCA_QPS_ERR) {
-		qp->state = SHCA_QPS_ERR;
+	if (qp->state != HCA_QPS_RESET && qp->state != HCA_QPS_ERR) {
+		qp->state = HCA_QPS_ERR;
 		moved = true;
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
-	shca_engine_timer_changed();
+	hca_engine_timer_changed();
 	return moved;
 }
 
@@ -259,21 +259,21 @@ bool shca_qp_set_err(struct shca_hca_qp *qp)
  * An error no CQE can report (its CQ overran): the QP goes to ERR and the
  * owner learns it from the affiliated async event IBV_EVENT_QP_FATAL.
  */
-void shca_qp_fatal(struct shca_hca_qp *qp)
+void hca_qp_fatal(struct hca_qp *qp)
 {
-	if (shca_qp_set_err(qp))
-		shca_eq_qp_event(qp->hca, SOFTHCA_EVENT_TYPE_WQ_CATAS_ERROR,
+	if (hca_qp_set_err(qp))
+		hca_eq_qp_event(qp->hca, SOFTHCA_EVENT_TYPE_WQ_CATAS_ERROR,
 				 qp->qpn, SOFTHCA_EVENT_QUEUE_TYPE_QP);
 }
 
-void shca_engine_kick(void)
+void hca_engine_thread_wake(void)
 {
 	struct task_struct *task;
 
-	atomic_set(&shca_eng.kick, 1);
-	/* shca_engine_stop() clears task, then waits for RCU readers. */
+	atomic_set(&hca_eng.poll_req, 1);
+	/* hca_engine_stop() clears task, then waits for RCU readers. */
 	rcu_read_lock();
-	task = READ_ONCE(shca_eng.task);
+	task = READ_ONCE(hca_eng.task);
 	if (task)
 		wake_up_process(task);
 	rcu_read_unlock();
@@ -284,63 +284,63 @@ void shca_engine_kick(void)
  * on a slow timer): a sleeping engine thread must recompute its timeout.
  * The caller's store (wait_until, state) before our load of the engine's
  * state; pairs with the barrier between the thread's state store and its
- * scan in shca_engine_sleep(), so one of the two sees the other.
+ * scan in hca_engine_sleep(), so one of the two sees the other.
  */
-void shca_engine_timer_changed(void)
+void hca_engine_timer_changed(void)
 {
 	struct task_struct *task;
 
 	/* The caller's wait_until or state store, then the engine's state. */
 	smp_mb();
-	if (READ_ONCE(shca_eng.state) == SHCA_ENG_POLLING)
+	if (READ_ONCE(hca_eng.state) == HCA_ENG_POLLING)
 		return;
 	rcu_read_lock();
-	task = READ_ONCE(shca_eng.task);
+	task = READ_ONCE(hca_eng.task);
 	if (task)
 		wake_up_process(task);
 	rcu_read_unlock();
 }
 
 /* An error moved @qp (not the one executing) to ERR: flush it soon. */
-void shca_engine_defer(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp)
+void hca_engine_defer(struct hca_exec_ctx *ctx, struct hca_qp *qp)
 {
 	if (!ctx->deferred) {
 		refcount_inc(&qp->users);	/* the caller holds one */
 		ctx->deferred = qp;
 	} else if (ctx->deferred != qp) {
-		shca_engine_kick();
+		hca_engine_thread_wake();
 	}
 }
 
 /* Execute (or flush) @qp's queues; under exec_lock. */
-static bool shca_qp_exec(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
+static bool hca_qp_exec(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			 bool *flush)
 {
-	struct shca_engine_qp *e = qp->eng;
-	unsigned int budget = SHCA_QP_BUDGET;
+	struct hca_engine_qp *e = qp->eng;
+	unsigned int budget = HCA_QP_BUDGET;
 	bool progress = false;
 
 	while (budget--) {
-		enum shca_qp_state state = READ_ONCE(qp->state);
-		u16 posted = shca_sq_posted(qp);
+		enum hca_qp_state state = READ_ONCE(qp->state);
+		u16 posted = hca_sq_posted(qp);
 
-		if (state == SHCA_QPS_ERR) {
+		if (state == HCA_QPS_ERR) {
 			*flush = true;
 			if (posted != qp->sq_ci) {
-				shca_sq_flush(qp, posted, SHCA_FLUSH_BUDGET);
+				hca_sq_flush(qp, posted, HCA_FLUSH_BUDGET);
 				progress = true;
 			}
 			break;
 		}
 		if (posted == qp->sq_ci)
 			break;
-		if (state != SHCA_QPS_RTS &&
-		    !(state == SHCA_QPS_SQD && e->wait_kind != SHCA_WAIT_NONE))
+		if (state != HCA_QPS_RTS &&
+		    !(state == HCA_QPS_SQD && e->wait_kind != HCA_WAIT_NONE))
 			break;
 		/* The doorbell record, then the WQEs it covers. */
 		smp_rmb();
-		if (shca_sq_step(ctx, qp, posted, e->wait_kind ?
-				 ktime_get_ns() : 0) != SHCA_STEP_DONE)
+		if (hca_sq_step(ctx, qp, posted, e->wait_kind ?
+				 ktime_get_ns() : 0) != HCA_STEP_DONE)
 			break;
 		progress = true;
 		/*
@@ -353,16 +353,16 @@ static bool shca_qp_exec(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 	return progress;
 }
 
-static bool shca_run_qp(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp);
+static bool hca_run_qp(struct hca_exec_ctx *ctx, struct hca_qp *qp);
 
-static void shca_run_deferred(struct shca_exec_ctx *ctx)
+static void hca_run_deferred(struct hca_exec_ctx *ctx)
 {
-	struct shca_hca_qp *qp;
+	struct hca_qp *qp;
 
 	while ((qp = ctx->deferred)) {
 		ctx->deferred = NULL;
-		shca_run_qp(ctx, qp);
-		shca_qp_put(qp);
+		hca_run_qp(ctx, qp);
+		hca_qp_put(qp);
 	}
 }
 
@@ -371,11 +371,11 @@ static void shca_run_deferred(struct shca_exec_ctx *ctx)
  * it comes back on its own; any other executor re-checks after unlocking,
  * and leaves a QP with endless traffic to the engine thread.
  */
-static bool shca_run_qp(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp)
+static bool hca_run_qp(struct hca_exec_ctx *ctx, struct hca_qp *qp)
 {
-	struct shca_engine_qp *e = qp->eng;
-	unsigned int tries = SHCA_RECHECK_TRIES;
-	struct shca_scan scan;
+	struct hca_engine_qp *e = qp->eng;
+	unsigned int tries = HCA_RECHECK_TRIES;
+	struct hca_scan scan;
 	bool progress = false;
 
 	for (;;) {
@@ -388,23 +388,23 @@ static bool shca_run_qp(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp)
 		smp_mb();
 		if (!mutex_trylock(&e->exec_lock))
 			break;
-		progress |= shca_qp_exec(ctx, qp, &flush);
+		progress |= hca_qp_exec(ctx, qp, &flush);
 		mutex_unlock(&e->exec_lock);
 		if (flush && qp->rq_wqe_cnt &&
-		    shca_rq_posted(qp) != READ_ONCE(qp->rq_ci)) {
-			shca_rq_flush(qp, SHCA_FLUSH_BUDGET);
+		    hca_rq_posted(qp) != READ_ONCE(qp->rq_ci)) {
+			hca_rq_flush(qp, HCA_FLUSH_BUDGET);
 			progress = true;
 		}
-		shca_run_deferred(ctx);
-		if (ctx->engine)
+		hca_run_deferred(ctx);
+		if (ctx->is_thread)
 			break;
 		/* Our unlock before the doorbell loads of the re-check. */
 		smp_mb();
-		shca_scan_init(&scan);
-		if (!shca_qp_has_work(qp, &scan))
+		hca_scan_init(&scan);
+		if (!hca_qp_has_work(qp, &scan))
 			break;
 		if (!--tries) {
-			shca_engine_kick();
+			hca_engine_thread_wake();
 			break;
 		}
 	}
@@ -413,45 +413,45 @@ static bool shca_run_qp(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp)
 
 /* One turn over every QP of @eh, then over its CQs' arm words. */
 static __always_inline bool
-shca_engine_pass_hca(struct shca_exec_ctx *ctx, struct shca_engine_hca *eh,
-		     struct shca_scan *scan)
+hca_engine_pass_hca(struct hca_exec_ctx *ctx, struct hca_engine_dev *eh,
+		     struct hca_scan *scan)
 {
-	struct shca_hca_qp *qp;
-	struct shca_hca_cq *cq;
+	struct hca_qp *qp;
+	struct hca_cq *cq;
 	bool progress = false;
 
 	list_for_each_entry_srcu(qp, &eh->qps, eng_node,
-				 srcu_read_lock_held(&shca_engine_srcu)) {
-		if (!shca_qp_has_work(qp, scan))
+				 srcu_read_lock_held(&hca_engine_srcu)) {
+		if (!hca_qp_has_work(qp, scan))
 			continue;
 		if (!refcount_inc_not_zero(&qp->users))
 			continue;		/* being destroyed */
-		progress |= shca_run_qp(ctx, qp);
-		shca_qp_put(qp);
+		progress |= hca_run_qp(ctx, qp);
+		hca_qp_put(qp);
 	}
 	list_for_each_entry_srcu(cq, &eh->cqs, eng_node,
-				 srcu_read_lock_held(&shca_engine_srcu)) {
-		if (!shca_cq_arm_changed(cq))
+				 srcu_read_lock_held(&hca_engine_srcu)) {
+		if (!hca_cq_arm_changed(cq))
 			continue;
-		shca_cq_arm_poll(cq);
+		hca_cq_arm_poll(cq);
 		progress = true;
 	}
 	return progress;
 }
 
 /* One turn over every QP of every HCA. */
-static bool shca_engine_pass(struct shca_exec_ctx *ctx, struct shca_scan *scan)
+static bool hca_engine_pass(struct hca_exec_ctx *ctx, struct hca_scan *scan)
 {
-	struct shca_engine_hca *eh;
+	struct hca_engine_dev *eh;
 	bool progress = false;
 	int idx;
 
-	shca_scan_init(scan);
-	idx = srcu_read_lock(&shca_engine_srcu);
-	list_for_each_entry_srcu(eh, &shca_eng.hcas, node,
-				 srcu_read_lock_held(&shca_engine_srcu))
-		progress |= shca_engine_pass_hca(ctx, eh, scan);
-	srcu_read_unlock(&shca_engine_srcu, idx);
+	hca_scan_init(scan);
+	idx = srcu_read_lock(&hca_engine_srcu);
+	list_for_each_entry_srcu(eh, &hca_eng.hcas, node,
+				 srcu_read_lock_held(&hca_engine_srcu))
+		progress |= hca_engine_pass_hca(ctx, eh, scan);
+	srcu_read_unlock(&hca_engine_srcu, idx);
 	return progress;
 }
 
@@ -463,48 +463,48 @@ static bool shca_engine_pass(struct shca_exec_ctx *ctx, struct shca_scan *scan)
  * Counting it would make a sleeping thread spin on a holder that yielded
  * its CPU to it.
  */
-static bool shca_engine_scan(struct shca_scan *scan)
+static bool hca_engine_scan(struct hca_scan *scan)
 {
-	struct shca_engine_hca *eh;
-	struct shca_hca_qp *qp;
-	struct shca_hca_cq *cq;
+	struct hca_engine_dev *eh;
+	struct hca_qp *qp;
+	struct hca_cq *cq;
 	bool work = false;
 	int idx;
 
-	shca_scan_init(scan);
-	idx = srcu_read_lock(&shca_engine_srcu);
-	list_for_each_entry_srcu(eh, &shca_eng.hcas, node,
-				 srcu_read_lock_held(&shca_engine_srcu)) {
+	hca_scan_init(scan);
+	idx = srcu_read_lock(&hca_engine_srcu);
+	list_for_each_entry_srcu(eh, &hca_eng.hcas, node,
+				 srcu_read_lock_held(&hca_engine_srcu)) {
 		list_for_each_entry_srcu(qp, &eh->qps, eng_node,
-					 srcu_read_lock_held(&shca_engine_srcu))
-			if (shca_qp_has_work(qp, scan) &&
+					 srcu_read_lock_held(&hca_engine_srcu))
+			if (hca_qp_has_work(qp, scan) &&
 			    !mutex_is_locked(&qp->eng->exec_lock))
 				work = true;
 		list_for_each_entry_srcu(cq, &eh->cqs, eng_node,
-					 srcu_read_lock_held(&shca_engine_srcu))
-			if (shca_cq_arm_changed(cq))
+					 srcu_read_lock_held(&hca_engine_srcu))
+			if (hca_cq_arm_changed(cq))
 				work = true;
 	}
-	srcu_read_unlock(&shca_engine_srcu, idx);
+	srcu_read_unlock(&hca_engine_srcu, idx);
 	return work;
 }
 
-static void shca_engine_set_need_wakeup(bool on)
+static void hca_engine_set_need_wakeup(bool on)
 {
-	struct shca_engine_hca *eh;
+	struct hca_engine_dev *eh;
 	int idx;
 
-	idx = srcu_read_lock(&shca_engine_srcu);
-	list_for_each_entry_srcu(eh, &shca_eng.hcas, node,
-				 srcu_read_lock_held(&shca_engine_srcu))
+	idx = srcu_read_lock(&hca_engine_srcu);
+	list_for_each_entry_srcu(eh, &hca_eng.hcas, node,
+				 srcu_read_lock_held(&hca_engine_srcu))
 		WRITE_ONCE(eh->page->flags,
 			   on ? SOFTHCA_ENGINE_NEED_WAKEUP : 0);
-	srcu_read_unlock(&shca_engine_srcu, idx);
+	srcu_read_unlock(&hca_engine_srcu, idx);
 }
 
-static bool shca_engine_stop_sleeping(void)
+static bool hca_engine_stop_sleeping(void)
 {
-	return kthread_should_stop() || atomic_read(&shca_eng.kick);
+	return kthread_should_stop() || atomic_read(&hca_eng.poll_req);
 }
 
 /*
@@ -519,29 +519,29 @@ static bool shca_engine_stop_sleeping(void)
  * engine_yield_us whether the CPU is really wanted; if it is, the next
  * period is twice as long (up to 16 x), and it is reset once polling lasts.
  */
-static void shca_engine_sleep(struct shca_exec_ctx *ctx,
-			      enum shca_engine_state why)
+static void hca_engine_sleep(struct hca_exec_ctx *ctx,
+			      enum hca_engine_state why)
 {
 	s64 next, backoff_until = 0, start = ktime_get_ns();
-	bool first = true, stuck, kicked = false;
-	struct shca_scan scan;
+	bool first = true, stuck, woken = false;
+	struct hca_scan scan;
 	ktime_t until;
 
-	if (why == SHCA_ENG_BACKOFF) {
+	if (why == HCA_ENG_BACKOFF) {
 		s64 now = start;
 
 		engine_backoffs++;
-		if (now - shca_eng.polling_since < SHCA_BACKOFF_RESET_NS) {
-			if (shca_eng.backoff_shift < SHCA_BACKOFF_MAX_SHIFT)
-				shca_eng.backoff_shift++;
+		if (now - hca_eng.polling_since < HCA_BACKOFF_RESET_NS) {
+			if (hca_eng.backoff_shift < HCA_BACKOFF_MAX_SHIFT)
+				hca_eng.backoff_shift++;
 		} else {
-			shca_eng.backoff_shift = 0;
+			hca_eng.backoff_shift = 0;
 		}
 		backoff_until = now + ((s64)READ_ONCE(engine_backoff_us) *
-				       NSEC_PER_USEC << shca_eng.backoff_shift);
+				       NSEC_PER_USEC << hca_eng.backoff_shift);
 	}
-	WRITE_ONCE(shca_eng.state, why);
-	shca_engine_set_need_wakeup(true);
+	WRITE_ONCE(hca_eng.state, why);
+	hca_engine_set_need_wakeup(true);
 	for (;;) {
 		set_current_state(TASK_INTERRUPTIBLE);
 		/*
@@ -549,55 +549,55 @@ static void shca_engine_sleep(struct shca_exec_ctx *ctx,
 		 * re-check; pairs with the provider's full barrier between its
 		 * doorbell store and its load of the flag: either the provider
 		 * sees the flag and calls, or the re-check sees its doorbell.
-		 * Likewise with shca_engine_timer_changed() for deadlines.
+		 * Likewise with hca_engine_timer_changed() for deadlines.
 		 */
 		smp_mb();
-		if (shca_engine_stop_sleeping()) {
-			kicked = true;
+		if (hca_engine_stop_sleeping()) {
+			woken = true;
 			break;
 		}
 		stuck = false;
-		if (shca_engine_scan(&scan)) {
+		if (hca_engine_scan(&scan)) {
 			__set_current_state(TASK_RUNNING);
 			/* Rung before the flag was up: back to polling. */
-			if (first && why == SHCA_ENG_IDLE)
+			if (first && why == HCA_ENG_IDLE)
 				break;	/* not counted as an idle sleep */
 			first = false;
 			/* Expired retries, ERR queues, stragglers: run them. */
-			if (shca_engine_pass(ctx, &scan)) {
-				if (why == SHCA_ENG_IDLE && READ_ONCE(engine_poll))
+			if (hca_engine_pass(ctx, &scan)) {
+				if (why == HCA_ENG_IDLE && READ_ONCE(engine_poll))
 					break;	/* traffic again */
 				continue;
 			}
 			/* Nothing moved: never spin here, sleep a little. */
 			stuck = true;
 			set_current_state(TASK_INTERRUPTIBLE);
-			if (shca_engine_stop_sleeping()) {
-				kicked = true;
+			if (hca_engine_stop_sleeping()) {
+				woken = true;
 				break;
 			}
 		}
-		if (first && why == SHCA_ENG_IDLE)
+		if (first && why == HCA_ENG_IDLE)
 			engine_idle_sleeps++;
 		first = false;
 		next = scan.next;
 		if (stuck)
 			next = min_t(s64, next,
-				     shca_scan_now(&scan) + SHCA_STUCK_NS);
+				     hca_scan_now(&scan) + HCA_STUCK_NS);
 		if (scan.err_qps)
 			next = min_t(s64, next,
-				     shca_scan_now(&scan) + SHCA_ERR_POLL_NS);
-		if (why == SHCA_ENG_BACKOFF)
+				     hca_scan_now(&scan) + HCA_ERR_POLL_NS);
+		if (why == HCA_ENG_BACKOFF)
 			next = min_t(s64, next, backoff_until);
 		if (next == S64_MAX) {
 			schedule();
 		} else {
 			until = ns_to_ktime(next);
-			schedule_hrtimeout_range(&until, SHCA_SLEEP_SLACK_NS,
+			schedule_hrtimeout_range(&until, HCA_SLEEP_SLACK_NS,
 						 HRTIMER_MODE_ABS);
 		}
 		__set_current_state(TASK_RUNNING);
-		if (why == SHCA_ENG_BACKOFF && ktime_get_ns() >= backoff_until)
+		if (why == HCA_ENG_BACKOFF && ktime_get_ns() >= backoff_until)
 			break;
 	}
 	__set_current_state(TASK_RUNNING);
@@ -607,18 +607,18 @@ static void shca_engine_sleep(struct shca_exec_ctx *ctx,
 	 * application's think time), so the window grows; a long sleep
 	 * shrinks it back.
 	 */
-	if (why == SHCA_ENG_IDLE && kicked) {
+	if (why == HCA_ENG_IDLE && woken) {
 		if (ktime_get_ns() - start < (s64)READ_ONCE(engine_wake_window_us) *
 					      NSEC_PER_USEC) {
-			if (shca_eng.idle_shift < SHCA_IDLE_MAX_SHIFT)
-				shca_eng.idle_shift++;
+			if (hca_eng.idle_shift < HCA_IDLE_MAX_SHIFT)
+				hca_eng.idle_shift++;
 		} else {
-			shca_eng.idle_shift = 0;
+			hca_eng.idle_shift = 0;
 		}
 	}
-	shca_engine_set_need_wakeup(false);
-	shca_eng.polling_since = ktime_get_ns();
-	WRITE_ONCE(shca_eng.state, SHCA_ENG_POLLING);
+	hca_engine_set_need_wakeup(false);
+	hca_eng.polling_since = ktime_get_ns();
+	WRITE_ONCE(hca_eng.state, HCA_ENG_POLLING);
 }
 
 /*
@@ -629,22 +629,22 @@ static void shca_engine_sleep(struct shca_exec_ctx *ctx,
  * application off its CPU until it went idle. Excluding this CPU from our
  * mask migrates us at once; the full mask is restored right after (no move
  * back). If the new CPU is wanted too, yield and back-off take over. At
- * most once per SHCA_MOVE_INTERVAL_NS while polling; the first one after a
- * sleep is always allowed (a kicked thread lands next to its kicker).
+ * most once per HCA_MOVE_INTERVAL_NS while polling; the first one after a
+ * sleep is always allowed (a woken thread lands next to its waker).
  * Returns true if we moved.
  */
-static bool shca_engine_move(s64 now)
+static bool hca_engine_move(s64 now)
 {
 	int cpu = raw_smp_processor_id();
 
 	if (num_online_cpus() < 2 ||
-	    now - shca_eng.moved_at < SHCA_MOVE_INTERVAL_NS)
+	    now - hca_eng.moved_at < HCA_MOVE_INTERVAL_NS)
 		return false;
-	shca_eng.moved_at = now;
-	cpumask_copy(shca_eng.away, cpu_online_mask);
-	cpumask_clear_cpu(cpu, shca_eng.away);
+	hca_eng.moved_at = now;
+	cpumask_copy(hca_eng.away, cpu_online_mask);
+	cpumask_clear_cpu(cpu, hca_eng.away);
 	/* Flag down, as in a yield: posts wait the moment it takes. */
-	if (!set_cpus_allowed_ptr(current, shca_eng.away)) {
+	if (!set_cpus_allowed_ptr(current, hca_eng.away)) {
 		set_cpus_allowed_ptr(current, cpu_possible_mask);
 		engine_moves++;
 	}
@@ -662,12 +662,12 @@ static bool shca_engine_move(s64 now)
  * check within engine_yield_us of our return, and then we back off with
  * the flag up.
  */
-static void shca_engine_yield(struct shca_exec_ctx *ctx)
+static void hca_engine_yield(struct hca_exec_ctx *ctx)
 {
-	struct shca_scan scan;
+	struct hca_scan scan;
 
 	engine_yields++;
-	shca_engine_pass(ctx, &scan);
+	hca_engine_pass(ctx, &scan);
 	cond_resched();
 }
 
@@ -678,43 +678,43 @@ static void shca_engine_yield(struct shca_exec_ctx *ctx)
  * if the task stays for engine_yield_us it backs off (sleeps) with
  * NEED_WAKEUP up, and the wake-up calls carry the work.
  */
-static int shca_engine_thread(void *data)
+static int hca_engine_thread(void *data)
 {
-	struct shca_exec_ctx *ctx = data;
+	struct hca_exec_ctx *ctx = data;
 	s64 prev, now, step, idle = 0, contended = -1;
-	struct shca_scan scan;
+	struct hca_scan scan;
 	bool progress;
 
 	/* The thread's own timing: local_clock(), cheap on every machine. */
 	prev = local_clock();
 	while (!kthread_should_stop()) {
-		if (atomic_xchg(&shca_eng.kick, 0))
-			shca_engine_set_need_wakeup(false);
-		progress = shca_engine_pass(ctx, &scan);
+		if (atomic_xchg(&hca_eng.poll_req, 0))
+			hca_engine_set_need_wakeup(false);
+		progress = hca_engine_pass(ctx, &scan);
 		now = local_clock();
-		step = clamp_t(s64, now - prev, 0, SHCA_WATCH_STEP_NS);
+		step = clamp_t(s64, now - prev, 0, HCA_WATCH_STEP_NS);
 		prev = now;
 		idle = progress ? 0 : idle + step;
 
 		if (!READ_ONCE(engine_poll) ||
 		    idle > ((s64)READ_ONCE(engine_idle_us) * NSEC_PER_USEC <<
-			    shca_eng.idle_shift)) {
-			shca_engine_sleep(ctx, SHCA_ENG_IDLE);
+			    hca_eng.idle_shift)) {
+			hca_engine_sleep(ctx, HCA_ENG_IDLE);
 			goto slept;
 		}
 		if (need_resched()) {
-			if (!shca_engine_move(now))
-				shca_engine_yield(ctx);
+			if (!hca_engine_move(now))
+				hca_engine_yield(ctx);
 			continue;
 		}
 		if (!single_task_running()) {
 			if (contended >= 0)
 				contended += step;
-			else if (!shca_engine_move(now))
+			else if (!hca_engine_move(now))
 				contended = 0;
 			if (contended > (s64)READ_ONCE(engine_yield_us) *
 					NSEC_PER_USEC) {
-				shca_engine_sleep(ctx, SHCA_ENG_BACKOFF);
+				hca_engine_sleep(ctx, HCA_ENG_BACKOFF);
 				goto slept;
 			}
 		} else {
@@ -727,54 +727,54 @@ slept:
 		prev = local_clock();
 		idle = 0;
 		contended = -1;
-		shca_eng.moved_at = prev - SHCA_MOVE_INTERVAL_NS;
+		hca_eng.moved_at = prev - HCA_MOVE_INTERVAL_NS;
 	}
 	return 0;
 }
 
 /* ---- wake-up call (ENGINE_WAKE) ----------------------------------------- */
 
-static __always_inline struct shca_exec_ctx *
-shca_ctx_get(struct shca_engine_hca *eh)
+static __always_inline struct hca_exec_ctx *
+hca_ctx_get(struct hca_engine_dev *eh)
 {
 	unsigned int i, start = raw_smp_processor_id();
-	struct shca_exec_ctx *ctx = NULL;
+	struct hca_exec_ctx *ctx = NULL;
 
-	for (i = 0; i < SHCA_SPARE_CTX && !ctx; i++)
-		ctx = xchg(&eh->spare[(start + i) % SHCA_SPARE_CTX].ctx, NULL);
+	for (i = 0; i < HCA_SPARE_CTX && !ctx; i++)
+		ctx = xchg(&eh->spare[(start + i) % HCA_SPARE_CTX].ctx, NULL);
 	if (!ctx)
 		ctx = kmalloc(sizeof(*ctx), GFP_KERNEL);
 	if (ctx) {
-		ctx->engine = false;
+		ctx->is_thread = false;
 		ctx->deferred = NULL;
 	}
 	return ctx;
 }
 
-static __always_inline void shca_ctx_put(struct shca_engine_hca *eh,
-					 struct shca_exec_ctx *ctx)
+static __always_inline void hca_ctx_put(struct hca_engine_dev *eh,
+					 struct hca_exec_ctx *ctx)
 {
 	unsigned int i, start = raw_smp_processor_id();
 
-	for (i = 0; i < SHCA_SPARE_CTX; i++)
-		if (!cmpxchg(&eh->spare[(start + i) % SHCA_SPARE_CTX].ctx,
+	for (i = 0; i < HCA_SPARE_CTX; i++)
+		if (!cmpxchg(&eh->spare[(start + i) % HCA_SPARE_CTX].ctx,
 			     NULL, ctx))
 			return;
 	kfree(ctx);
 }
 
 /*
- * Is the thread runnable (woken, waiting for a CPU or running)? A kicked
- * thread that is still asleep did not honour the kick: its calls count as
+ * Is the thread runnable (woken, waiting for a CPU or running)? A woken
+ * thread that is still asleep did not honour the wake-up: its calls count as
  * idle ones, not as waiting for the scheduler. Statistics only.
  */
-static bool shca_engine_runnable(void)
+static bool hca_engine_runnable(void)
 {
 	struct task_struct *task;
 	unsigned int state = TASK_INTERRUPTIBLE;
 
 	rcu_read_lock();
-	task = READ_ONCE(shca_eng.task);
+	task = READ_ONCE(hca_eng.task);
 	if (task)
 		state = READ_ONCE(task->__state);
 	rcu_read_unlock();
@@ -782,100 +782,100 @@ static bool shca_engine_runnable(void)
 	return state == TASK_RUNNING || state == TASK_WAKING;
 }
 
-void shca_hca_wake(struct shca_hca *hca)
+void hca_wakeup_call(struct hca *hca)
 {
-	struct shca_engine_hca *eh = hca->eng;
-	struct shca_exec_ctx *ctx;
-	struct shca_scan scan;
+	struct hca_engine_dev *eh = hca->eng;
+	struct hca_exec_ctx *ctx;
+	struct hca_scan scan;
 	s64 prev;
 	int idx;
 
 	this_cpu_inc(engine_wakeups);
-	switch (READ_ONCE(shca_eng.state)) {
-	case SHCA_ENG_IDLE:
-		if (atomic_read(&shca_eng.kick) && shca_engine_runnable())
+	switch (READ_ONCE(hca_eng.state)) {
+	case HCA_ENG_IDLE:
+		if (atomic_read(&hca_eng.poll_req) && hca_engine_runnable())
 			this_cpu_inc(engine_wakeups_waking);
 		else
 			this_cpu_inc(engine_wakeups_idle);
 		break;
-	case SHCA_ENG_BACKOFF:
+	case HCA_ENG_BACKOFF:
 		this_cpu_inc(engine_wakeups_backoff);
 		break;
 	}
-	ctx = shca_ctx_get(eh);
+	ctx = hca_ctx_get(eh);
 	if (!ctx) {
-		shca_engine_kick();
+		hca_engine_thread_wake();
 		return;
 	}
 	/* The doorbells the caller (or anyone) stored before calling. */
 	smp_mb();
-	shca_scan_init(&scan);
-	idx = srcu_read_lock(&shca_engine_srcu);
-	shca_engine_pass_hca(ctx, eh, &scan);
-	srcu_read_unlock(&shca_engine_srcu, idx);
-	shca_ctx_put(eh, ctx);
+	hca_scan_init(&scan);
+	idx = srcu_read_lock(&hca_engine_srcu);
+	hca_engine_pass_hca(ctx, eh, &scan);
+	srcu_read_unlock(&hca_engine_srcu, idx);
+	hca_ctx_put(eh, ctx);
 
 	/* Traffic continues: hand the stream back to the polling thread. */
-	if (READ_ONCE(shca_eng.state) == SHCA_ENG_IDLE &&
+	if (READ_ONCE(hca_eng.state) == HCA_ENG_IDLE &&
 	    READ_ONCE(engine_poll)) {
-		s64 now = shca_scan_now(&scan);
+		s64 now = hca_scan_now(&scan);
 
-		prev = atomic64_xchg(&shca_eng.last_wake, now);
+		prev = atomic64_xchg(&hca_eng.last_wake, now);
 		if (now - prev <
 		    (s64)READ_ONCE(engine_wake_window_us) * NSEC_PER_USEC)
-			shca_engine_kick();
+			hca_engine_thread_wake();
 	}
 }
 
 /* ---- HCA and QP bookkeeping --------------------------------------------- */
 
-static int shca_engine_start(void)
+static int hca_engine_start(void)
 {
 	struct task_struct *task;
-	struct shca_exec_ctx *ctx;
+	struct hca_exec_ctx *ctx;
 
-	if (!zalloc_cpumask_var(&shca_eng.away, GFP_KERNEL))
+	if (!zalloc_cpumask_var(&hca_eng.away, GFP_KERNEL))
 		return -ENOMEM;
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx) {
-		free_cpumask_var(shca_eng.away);
+		free_cpumask_var(hca_eng.away);
 		return -ENOMEM;
 	}
-	ctx->engine = true;
-	atomic_set(&shca_eng.kick, 0);
-	WRITE_ONCE(shca_eng.state, SHCA_ENG_POLLING);
-	task = kthread_run(shca_engine_thread, ctx, "softhca_engine");
+	ctx->is_thread = true;
+	atomic_set(&hca_eng.poll_req, 0);
+	WRITE_ONCE(hca_eng.state, HCA_ENG_POLLING);
+	task = kthread_run(hca_engine_thread, ctx, "softhca_engine");
 	if (IS_ERR(task)) {
 		kfree(ctx);
-		free_cpumask_var(shca_eng.away);
+		free_cpumask_var(hca_eng.away);
 		return PTR_ERR(task);
 	}
-	shca_eng.ctx = ctx;
-	WRITE_ONCE(shca_eng.task, task);
+	hca_eng.ctx = ctx;
+	WRITE_ONCE(hca_eng.task, task);
 	return 0;
 }
 
-static void shca_engine_stop(void)
+static void hca_engine_stop(void)
 {
-	struct task_struct *task = shca_eng.task;
+	struct task_struct *task = hca_eng.task;
 
-	WRITE_ONCE(shca_eng.task, NULL);
+	WRITE_ONCE(hca_eng.task, NULL);
 	synchronize_rcu();
 	kthread_stop(task);
-	free_cpumask_var(shca_eng.away);
-	kfree(shca_eng.ctx);
-	shca_eng.ctx = NULL;
+	free_cpumask_var(hca_eng.away);
+	kfree(hca_eng.ctx);
+	hca_eng.ctx = NULL;
 }
 
-int shca_engine_hca_init(struct shca_hca *hca)
+int hca_engine_init(struct hca *hca)
 {
-	struct shca_engine_hca *eh;
+	struct hca_engine_dev *eh;
 	int err = 0;
 
-	if (hca->caps->max_wqe_size > SHCA_ENG_WQE_MAX ||
-	    hca->caps->max_send_sge > SHCA_ENG_SGE_MAX ||
-	    hca->caps->max_recv_sge > SHCA_ENG_SGE_MAX ||
-	    hca->caps->max_sge_rd > SHCA_ENG_SGE_MAX)
+	if (hca->caps->max_wqe_size > HCA_ENG_WQE_MAX ||
+	    hca->caps->max_send_sge > HCA_ENG_SGE_MAX ||
+	    hca->caps->max_recv_sge > HCA_ENG_SGE_MAX ||
+	    hca->caps->max_sge_rd > HCA_ENG_SGE_MAX)
 		return -EINVAL;
 
 	eh = kzalloc(sizeof(*eh), GFP_KERNEL);
@@ -893,53 +893,53 @@ int shca_engine_hca_init(struct shca_hca *hca)
 	/* Until the thread says otherwise, every doorbell calls. */
 	WRITE_ONCE(eh->page->flags, SOFTHCA_ENGINE_NEED_WAKEUP);
 
-	mutex_lock(&shca_eng.lock);
-	if (!shca_eng.nr_hcas)
-		err = shca_engine_start();
+	mutex_lock(&hca_eng.lock);
+	if (!hca_eng.nr_hcas)
+		err = hca_engine_start();
 	if (!err) {
-		shca_eng.nr_hcas++;
+		hca_eng.nr_hcas++;
 		hca->eng = eh;
-		list_add_tail_rcu(&eh->node, &shca_eng.hcas);
+		list_add_tail_rcu(&eh->node, &hca_eng.hcas);
 	}
-	mutex_unlock(&shca_eng.lock);
+	mutex_unlock(&hca_eng.lock);
 	if (err) {
 		kfree(eh);
 		return err;
 	}
-	shca_engine_kick();
+	hca_engine_thread_wake();
 	return 0;
 }
 
-void shca_engine_hca_fini(struct shca_hca *hca)
+void hca_engine_fini(struct hca *hca)
 {
-	struct shca_engine_hca *eh = hca->eng;
+	struct hca_engine_dev *eh = hca->eng;
 	unsigned int i;
 
 	if (!eh)
 		return;
-	mutex_lock(&shca_eng.lock);
+	mutex_lock(&hca_eng.lock);
 	list_del_rcu(&eh->node);
-	synchronize_srcu(&shca_engine_srcu);
-	if (!--shca_eng.nr_hcas)
-		shca_engine_stop();
-	mutex_unlock(&shca_eng.lock);
+	synchronize_srcu(&hca_engine_srcu);
+	if (!--hca_eng.nr_hcas)
+		hca_engine_stop();
+	mutex_unlock(&hca_eng.lock);
 
 	WARN_ON_ONCE(!list_empty(&eh->qps));
 	WARN_ON_ONCE(!list_empty(&eh->cqs));
-	for (i = 0; i < SHCA_SPARE_CTX; i++)
+	for (i = 0; i < HCA_SPARE_CTX; i++)
 		kfree(eh->spare[i].ctx);
 	hca->eng = NULL;
 	kfree(eh);
 }
 
-int shca_engine_qp_init(struct shca_hca_qp *qp)
+int hca_engine_qp_init(struct hca_qp *qp)
 {
-	struct shca_engine_hca *eh = qp->hca->eng;
-	struct shca_engine_qp *e;
+	struct hca_engine_dev *eh = qp->hca->eng;
+	struct hca_engine_qp *e;
 
 	if (qp->rq_wqe_cnt &&
 	    (qp->rq_wqe_shift < SOFTHCA_DS_SHIFT ||
-	     (1U << qp->rq_wqe_shift) > SHCA_ENG_RWQE_MAX))
+	     (1U << qp->rq_wqe_shift) > HCA_ENG_RWQE_MAX))
 		return -EINVAL;
 
 	e = kzalloc(sizeof(*e), GFP_KERNEL);
@@ -958,10 +958,10 @@ int shca_engine_qp_init(struct shca_hca_qp *qp)
 	return 0;
 }
 
-void shca_engine_qp_fini(struct shca_hca_qp *qp)
+void hca_engine_qp_fini(struct hca_qp *qp)
 {
-	struct shca_engine_hca *eh = qp->hca->eng;
-	struct shca_engine_qp *e = qp->eng;
+	struct hca_engine_dev *eh = qp->hca->eng;
+	struct hca_engine_qp *e = qp->eng;
 
 	if (!e)
 		return;
@@ -969,86 +969,86 @@ void shca_engine_qp_fini(struct shca_hca_qp *qp)
 	list_del_rcu(&qp->eng_node);
 	spin_unlock(&eh->qps_lock);
 	/* Every executor runs inside the SRCU read side. */
-	synchronize_srcu_expedited(&shca_engine_srcu);
+	synchronize_srcu_expedited(&hca_engine_srcu);
 	mutex_destroy(&e->resp_lock);
 	mutex_destroy(&e->exec_lock);
 	qp->eng = NULL;
 	kfree(e);
 }
 
-void shca_engine_cq_init(struct shca_hca_cq *cq)
+void hca_engine_cq_init(struct hca_cq *cq)
 {
-	struct shca_engine_hca *eh = cq->hca->eng;
+	struct hca_engine_dev *eh = cq->hca->eng;
 
 	spin_lock(&eh->qps_lock);
 	list_add_tail_rcu(&cq->eng_node, &eh->cqs);
 	spin_unlock(&eh->qps_lock);
 }
 
-void shca_engine_cq_fini(struct shca_hca_cq *cq)
+void hca_engine_cq_fini(struct hca_cq *cq)
 {
-	struct shca_engine_hca *eh = cq->hca->eng;
+	struct hca_engine_dev *eh = cq->hca->eng;
 
 	spin_lock(&eh->qps_lock);
 	list_del_rcu(&cq->eng_node);
 	spin_unlock(&eh->qps_lock);
-	synchronize_srcu_expedited(&shca_engine_srcu);
+	synchronize_srcu_expedited(&hca_engine_srcu);
 }
 
 /* Run @qp in the caller's context (a firmware command). */
-static void shca_engine_run_now(struct shca_hca_qp *qp)
+static void hca_engine_run_now(struct hca_qp *qp)
 {
-	struct shca_engine_hca *eh = qp->hca->eng;
-	struct shca_exec_ctx *ctx;
+	struct hca_engine_dev *eh = qp->hca->eng;
+	struct hca_exec_ctx *ctx;
 	int idx;
 
-	ctx = shca_ctx_get(eh);
+	ctx = hca_ctx_get(eh);
 	if (!ctx) {
-		shca_engine_kick();
+		hca_engine_thread_wake();
 		return;
 	}
-	idx = srcu_read_lock(&shca_engine_srcu);
-	shca_run_qp(ctx, qp);
-	srcu_read_unlock(&shca_engine_srcu, idx);
-	shca_ctx_put(eh, ctx);
+	idx = srcu_read_lock(&hca_engine_srcu);
+	hca_run_qp(ctx, qp);
+	srcu_read_unlock(&hca_engine_srcu, idx);
+	hca_ctx_put(eh, ctx);
 }
 
-void shca_engine_qp_state_changed(struct shca_hca_qp *qp,
-				  enum shca_qp_state old_state)
+void hca_engine_qp_state_changed(struct hca_qp *qp,
+				  enum hca_qp_state old_state)
 {
-	struct shca_engine_qp *e = qp->eng;
+	struct hca_engine_qp *e = qp->eng;
 
 	switch (READ_ONCE(qp->state)) {
-	case SHCA_QPS_RESET:
+	case HCA_QPS_RESET:
 		/* Forget both queues; the provider starts over from 0. */
 		mutex_lock(&e->exec_lock);
 		mutex_lock(&e->resp_lock);
 		qp->sq_ci = 0;
 		qp->rq_ci = 0;
 		e->comm_est = false;
-		shca_wait_clear(qp);
+		hca_wait_clear(qp);
 		WRITE_ONCE(qp->dbr->rcv_counter, 0);
 		WRITE_ONCE(qp->dbr->snd_counter, 0);
 		mutex_unlock(&e->resp_lock);
 		mutex_unlock(&e->exec_lock);
 		break;
-	case SHCA_QPS_SQD:
+	case HCA_QPS_SQD:
 		/* Drained already unless a WQE executes or waits. */
 		mutex_lock(&e->exec_lock);
-		shca_sq_drained_check(qp);
+		hca_sq_drained_check(qp);
 		mutex_unlock(&e->exec_lock);
 		/*
 		 * A holder of exec_lock re-checks after unlocking: a sleeping
 		 * engine that scanned meanwhile left this QP's retry deadline
 		 * to us (it went to sleep without a timer for it).
 		 */
-		shca_engine_timer_changed();
+		hca_engine_timer_changed();
 		break;
-	case SHCA_QPS_RTS:
+	case HCA_QPS_RTS:
 		/* WQEs posted before RTS start now. */
-	case SHCA_QPS_ERR:
+	case HCA_QPS_ERR:
 		/* Flush what is outstanding. */
-		shca_engine_run_now(qp);
+		hca_engine_run_now(qp);
 		break;
 	default:
 		break;

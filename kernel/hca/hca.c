@@ -4,7 +4,7 @@
  *
  * The model answers QUERY_CAPS, hands out PD numbers, owns the UAR pages
  * (one zeroed kernel page per UAR) and the engine page, and dispatches the
- * object commands to mkey.c, cq.c, qp.c and gid.c. Nothing here knows
+ * object commands to mkey.c, cq_ctx.c, qp_ctx.c and fabric.c. Nothing here knows
  * about ib_core.
  */
 #include <linux/err.h>
@@ -23,14 +23,14 @@
  * implements (local fabric: requester and responder on this host); no SRQ,
  * UD, MW or multicast.
  */
-static const struct shca_caps shca_caps_rev1 = {
-	.model_rev		= SHCA_MODEL_REV,
-	.fw_major		= SHCA_MODEL_REV,
+static const struct hca_caps hca_caps_rev1 = {
+	.model_rev		= HCA_MODEL_REV,
+	.fw_major		= HCA_MODEL_REV,
 	.fw_minor		= 0,
 	.fw_subminor		= 0,
 	.vendor_id		= 0x534843,	/* "SHC": not an IEEE OUI */
 	.vendor_part_id		= 1,
-	.hw_ver			= SHCA_MODEL_REV,
+	.hw_ver			= HCA_MODEL_REV,
 	.num_ports		= 1,
 
 	.max_mtu		= 4096,
@@ -63,11 +63,11 @@ static const struct shca_caps shca_caps_rev1 = {
 	.max_comp_eqs		= 64,
 	.max_mr_size		= 1ULL << 40,
 	.page_size_cap		= SZ_4K,
-	.flags			= SHCA_CAP_RC | SHCA_CAP_RNR_NAK_GEN |
-				  SHCA_CAP_ATOMIC,
+	.flags			= HCA_CAP_RC | HCA_CAP_RNR_NAK_GEN |
+				  HCA_CAP_ATOMIC,
 };
 
-static void shca_hca_free(struct shca_hca *hca)
+static void hca_free(struct hca *hca)
 {
 	if (hca->engine_page)
 		__free_page(hca->engine_page);
@@ -76,10 +76,10 @@ static void shca_hca_free(struct shca_hca *hca)
 	kfree(hca);
 }
 
-struct shca_hca *shca_hca_create(void)
+struct hca *hca_create(void)
 {
-	const struct shca_caps *caps = &shca_caps_rev1;
-	struct shca_hca *hca;
+	const struct hca_caps *caps = &hca_caps_rev1;
+	struct hca *hca;
 	int err;
 
 	hca = kzalloc(sizeof(*hca), GFP_KERNEL);
@@ -101,35 +101,35 @@ struct shca_hca *shca_hca_create(void)
 	hca->mkey_variant = kvzalloc(caps->max_mr + 1, GFP_KERNEL);
 	hca->engine_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
 	if (!hca->gids || !hca->mkey_variant || !hca->engine_page) {
-		shca_hca_free(hca);
+		hca_free(hca);
 		return ERR_PTR(-ENOMEM);
 	}
 
-	err = shca_eq_hca_init(hca);
+	err = hca_eq_init(hca);
 	if (err) {
-		shca_hca_free(hca);
+		hca_free(hca);
 		return ERR_PTR(err);
 	}
-	err = shca_engine_hca_init(hca);
+	err = hca_engine_init(hca);
 	if (err) {
-		shca_eq_hca_fini(hca);
-		shca_hca_free(hca);
+		hca_eq_fini(hca);
+		hca_free(hca);
 		return ERR_PTR(err);
 	}
-	shca_fabric_add(hca);
+	hca_fabric_add(hca);
 	return hca;
 }
 
-void shca_hca_destroy(struct shca_hca *hca)
+void hca_destroy(struct hca *hca)
 {
 	struct page *page;
 	unsigned long index;
 
 	/* No packet reaches this HCA any more, then stop its engine. */
-	shca_fabric_del(hca);
-	shca_engine_hca_fini(hca);
+	hca_fabric_del(hca);
+	hca_engine_fini(hca);
 	/* The driver destroyed its EQs: no EQE is written any more. */
-	shca_eq_hca_fini(hca);
+	hca_eq_fini(hca);
 
 	WARN_ONCE(!xa_empty(&hca->qps), "softhca: QPs leaked\n");
 	WARN_ONCE(!xa_empty(&hca->cqs), "softhca: CQs leaked\n");
@@ -144,11 +144,11 @@ void shca_hca_destroy(struct shca_hca *hca)
 	xa_destroy(&hca->mkeys);
 	xa_destroy(&hca->cqs);
 	xa_destroy(&hca->qps);
-	shca_hca_free(hca);
+	hca_free(hca);
 }
 
-static int shca_cmd_alloc_pd(struct shca_hca *hca,
-			     struct shca_cmd_alloc_pd_out *out)
+static int hca_cmd_alloc_pd(struct hca *hca,
+			     struct hca_cmd_alloc_pd_out *out)
 {
 	u32 pdn;
 	int err;
@@ -161,16 +161,16 @@ static int shca_cmd_alloc_pd(struct shca_hca *hca,
 	return 0;
 }
 
-static int shca_cmd_dealloc_pd(struct shca_hca *hca,
-			       const struct shca_cmd_dealloc_pd_in *in)
+static int hca_cmd_dealloc_pd(struct hca *hca,
+			       const struct hca_cmd_dealloc_pd_in *in)
 {
 	if (!xa_erase(&hca->pds, in->pdn))
 		return -EINVAL;
 	return 0;
 }
 
-static int shca_cmd_alloc_uar(struct shca_hca *hca,
-			      struct shca_cmd_alloc_uar_out *out)
+static int hca_cmd_alloc_uar(struct hca *hca,
+			      struct hca_cmd_alloc_uar_out *out)
 {
 	struct page *page;
 	u32 index;
@@ -189,8 +189,8 @@ static int shca_cmd_alloc_uar(struct shca_hca *hca,
 	return 0;
 }
 
-static int shca_cmd_free_uar(struct shca_hca *hca,
-			     const struct shca_cmd_free_uar_in *in)
+static int hca_cmd_free_uar(struct hca *hca,
+			     const struct hca_cmd_free_uar_in *in)
 {
 	struct page *page;
 
@@ -202,100 +202,100 @@ static int shca_cmd_free_uar(struct shca_hca *hca,
 }
 
 /* Exactly the command's structures, or nothing when it has none. */
-#define SHCA_CMD_LEN(in_type, out_type) \
+#define HCA_CMD_LEN(in_type, out_type) \
 	(inlen == (in_type) && outlen == (out_type))
 
-int shca_hca_exec(struct shca_hca *hca, u16 opcode, const void *in,
+int hca_exec(struct hca *hca, u16 opcode, const void *in,
 		  size_t inlen, void *out, size_t outlen)
 {
 	switch (opcode) {
-	case SHCA_CMD_QUERY_CAPS:
-		if (inlen || outlen != sizeof(struct shca_caps))
+	case HCA_CMD_QUERY_CAPS:
+		if (inlen || outlen != sizeof(struct hca_caps))
 			return -EINVAL;
-		memcpy(out, hca->caps, sizeof(struct shca_caps));
+		memcpy(out, hca->caps, sizeof(struct hca_caps));
 		return 0;
-	case SHCA_CMD_ALLOC_PD:
-		if (inlen || outlen != sizeof(struct shca_cmd_alloc_pd_out))
+	case HCA_CMD_ALLOC_PD:
+		if (inlen || outlen != sizeof(struct hca_cmd_alloc_pd_out))
 			return -EINVAL;
-		return shca_cmd_alloc_pd(hca, out);
-	case SHCA_CMD_DEALLOC_PD:
-		if (inlen != sizeof(struct shca_cmd_dealloc_pd_in) || outlen)
+		return hca_cmd_alloc_pd(hca, out);
+	case HCA_CMD_DEALLOC_PD:
+		if (inlen != sizeof(struct hca_cmd_dealloc_pd_in) || outlen)
 			return -EINVAL;
-		return shca_cmd_dealloc_pd(hca, in);
-	case SHCA_CMD_ALLOC_UAR:
-		if (inlen || outlen != sizeof(struct shca_cmd_alloc_uar_out))
+		return hca_cmd_dealloc_pd(hca, in);
+	case HCA_CMD_ALLOC_UAR:
+		if (inlen || outlen != sizeof(struct hca_cmd_alloc_uar_out))
 			return -EINVAL;
-		return shca_cmd_alloc_uar(hca, out);
-	case SHCA_CMD_FREE_UAR:
-		if (inlen != sizeof(struct shca_cmd_free_uar_in) || outlen)
+		return hca_cmd_alloc_uar(hca, out);
+	case HCA_CMD_FREE_UAR:
+		if (inlen != sizeof(struct hca_cmd_free_uar_in) || outlen)
 			return -EINVAL;
-		return shca_cmd_free_uar(hca, in);
-	case SHCA_CMD_CREATE_MKEY:
-		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_create_mkey_in),
-				  sizeof(struct shca_cmd_create_mkey_out)))
+		return hca_cmd_free_uar(hca, in);
+	case HCA_CMD_CREATE_MKEY:
+		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_create_mkey_in),
+				  sizeof(struct hca_cmd_create_mkey_out)))
 			return -EINVAL;
-		return shca_cmd_create_mkey(hca, in, out);
-	case SHCA_CMD_DESTROY_MKEY:
-		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_destroy_mkey_in), 0))
+		return hca_cmd_create_mkey(hca, in, out);
+	case HCA_CMD_DESTROY_MKEY:
+		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_destroy_mkey_in), 0))
 			return -EINVAL;
-		return shca_cmd_destroy_mkey(hca, in);
-	case SHCA_CMD_CREATE_CQ:
-		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_create_cq_in),
-				  sizeof(struct shca_cmd_create_cq_out)))
+		return hca_cmd_destroy_mkey(hca, in);
+	case HCA_CMD_CREATE_CQ:
+		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_create_cq_in),
+				  sizeof(struct hca_cmd_create_cq_out)))
 			return -EINVAL;
-		return shca_cmd_create_cq(hca, in, out);
-	case SHCA_CMD_DESTROY_CQ:
-		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_destroy_cq_in), 0))
+		return hca_cmd_create_cq(hca, in, out);
+	case HCA_CMD_DESTROY_CQ:
+		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_destroy_cq_in), 0))
 			return -EINVAL;
-		return shca_cmd_destroy_cq(hca, in);
-	case SHCA_CMD_CREATE_QP:
-		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_create_qp_in),
-				  sizeof(struct shca_cmd_create_qp_out)))
+		return hca_cmd_destroy_cq(hca, in);
+	case HCA_CMD_CREATE_QP:
+		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_create_qp_in),
+				  sizeof(struct hca_cmd_create_qp_out)))
 			return -EINVAL;
-		return shca_cmd_create_qp(hca, in, out);
-	case SHCA_CMD_DESTROY_QP:
-		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_destroy_qp_in), 0))
+		return hca_cmd_create_qp(hca, in, out);
+	case HCA_CMD_DESTROY_QP:
+		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_destroy_qp_in), 0))
 			return -EINVAL;
-		return shca_cmd_destroy_qp(hca, in);
-	case SHCA_CMD_MODIFY_QP:
-		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_modify_qp_in), 0))
+		return hca_cmd_destroy_qp(hca, in);
+	case HCA_CMD_MODIFY_QP:
+		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_modify_qp_in), 0))
 			return -EINVAL;
-		return shca_cmd_modify_qp(hca, in);
-	case SHCA_CMD_QUERY_QP:
-		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_query_qp_in),
-				  sizeof(struct shca_cmd_query_qp_out)))
+		return hca_cmd_modify_qp(hca, in);
+	case HCA_CMD_QUERY_QP:
+		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_query_qp_in),
+				  sizeof(struct hca_cmd_query_qp_out)))
 			return -EINVAL;
-		return shca_cmd_query_qp(hca, in, out);
-	case SHCA_CMD_SET_ROCE_ADDRESS:
-		if (!SHCA_CMD_LEN(sizeof(struct shca_cmd_set_roce_address_in),
+		return hca_cmd_query_qp(hca, in, out);
+	case HCA_CMD_SET_ROCE_ADDRESS:
+		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_set_roce_address_in),
 				  0))
 			return -EINVAL;
-		return shca_cmd_set_roce_address(hca, in);
+		return hca_cmd_set_roce_address(hca, in);
 	default:
-		/* EQs and port state (eq.c), or -EOPNOTSUPP. */
-		return shca_eq_exec(hca, opcode, in, inlen, out, outlen);
+		/* EQs and port state (eq_ctx.c), or -EOPNOTSUPP. */
+		return hca_eq_exec(hca, opcode, in, inlen, out, outlen);
 	}
 }
 
-unsigned long shca_hca_uar_pfn(struct shca_hca *hca, u32 uar_index)
+unsigned long hca_uar_pfn(struct hca *hca, u32 uar_index)
 {
 	struct page *page = xa_load(&hca->uars, uar_index);
 
 	return page ? page_to_pfn(page) : 0;
 }
 
-unsigned long shca_hca_engine_pfn(struct shca_hca *hca)
+unsigned long hca_engine_pfn(struct hca *hca)
 {
 	return page_to_pfn(hca->engine_page);
 }
 
 /* A PD number that ALLOC_PD handed out and DEALLOC_PD did not take back. */
-bool shca_hca_pd_valid(struct shca_hca *hca, u32 pdn)
+bool hca_pd_valid(struct hca *hca, u32 pdn)
 {
 	return pdn && xa_load(&hca->pds, pdn);
 }
 
-void shca_hca_kick(struct shca_hca *hca)
+void hca_doorbell_notify(struct hca *hca)
 {
 	struct softhca_engine_page *page = page_address(hca->engine_page);
 
@@ -306,5 +306,5 @@ void shca_hca_kick(struct shca_hca *hca)
 	 */
 	smp_mb();
 	if (READ_ONCE(page->flags) & SOFTHCA_ENGINE_NEED_WAKEUP)
-		shca_engine_kick();
+		hca_engine_thread_wake();
 }

@@ -3,13 +3,13 @@
  * softhca HCA model: the "hardware" behind the verbs driver.
  *
  * The driver reaches the model only through this header: create/destroy an
- * HCA instance, execute a firmware command (shca_hca_exec()) and find a UAR
- * page (shca_hca_uar_pfn(), the "BAR"). The model knows nothing of ib_core;
+ * HCA instance, execute a firmware command (hca_exec()) and find a UAR
+ * page (hca_uar_pfn(), the "BAR"). The model knows nothing of ib_core;
  * every structure here is plain data, so a PCI backend with a command
  * mailbox could stand in for it.
  */
-#ifndef SHCA_HCA_H
-#define SHCA_HCA_H
+#ifndef HCA_HCA_H
+#define HCA_HCA_H
 
 #include <linux/bits.h>
 #include <linux/types.h>
@@ -18,33 +18,33 @@
 struct page;
 
 /* Revision of the model: hw_ver, fw_ver major and model_rev of the ABI. */
-#define SHCA_MODEL_REV		1
+#define HCA_MODEL_REV		1
 
 /* Firmware command opcodes (numbered like their mlx5 counterparts). */
-enum shca_cmd_op {
-	SHCA_CMD_QUERY_CAPS	= 0x100,
-	SHCA_CMD_ALLOC_PD	= 0x800,
-	SHCA_CMD_DEALLOC_PD	= 0x801,
-	SHCA_CMD_ALLOC_UAR	= 0x802,
-	SHCA_CMD_FREE_UAR	= 0x803,
-	SHCA_CMD_CREATE_MKEY	= 0x200,
-	SHCA_CMD_DESTROY_MKEY	= 0x202,
-	SHCA_CMD_CREATE_CQ	= 0x400,
-	SHCA_CMD_DESTROY_CQ	= 0x401,
-	SHCA_CMD_CREATE_QP	= 0x500,
-	SHCA_CMD_DESTROY_QP	= 0x501,
-	SHCA_CMD_MODIFY_QP	= 0x502,
-	SHCA_CMD_QUERY_QP	= 0x50b,
-	SHCA_CMD_SET_ROCE_ADDRESS = 0x782,
+enum hca_cmd_op {
+	HCA_CMD_QUERY_CAPS	= 0x100,
+	HCA_CMD_ALLOC_PD	= 0x800,
+	HCA_CMD_DEALLOC_PD	= 0x801,
+	HCA_CMD_ALLOC_UAR	= 0x802,
+	HCA_CMD_FREE_UAR	= 0x803,
+	HCA_CMD_CREATE_MKEY	= 0x200,
+	HCA_CMD_DESTROY_MKEY	= 0x202,
+	HCA_CMD_CREATE_CQ	= 0x400,
+	HCA_CMD_DESTROY_CQ	= 0x401,
+	HCA_CMD_CREATE_QP	= 0x500,
+	HCA_CMD_DESTROY_QP	= 0x501,
+	HCA_CMD_MODIFY_QP	= 0x502,
+	HCA_CMD_QUERY_QP	= 0x50b,
+	HCA_CMD_SET_ROCE_ADDRESS = 0x782,
 };
 
-/* shca_caps.flags */
-#define SHCA_CAP_RC		BIT_ULL(0)	/* RC transport service */
-#define SHCA_CAP_RNR_NAK_GEN	BIT_ULL(1)	/* responder sends RNR NAK */
-#define SHCA_CAP_ATOMIC		BIT_ULL(2)	/* CMP_SWP, FETCH_ADD (HCA-atomic) */
+/* hca_caps.flags */
+#define HCA_CAP_RC		BIT_ULL(0)	/* RC transport service */
+#define HCA_CAP_RNR_NAK_GEN	BIT_ULL(1)	/* responder sends RNR NAK */
+#define HCA_CAP_ATOMIC		BIT_ULL(2)	/* CMP_SWP, FETCH_ADD (HCA-atomic) */
 
 /* QUERY_CAPS output: every limit of the HCA. No input. */
-struct shca_caps {
+struct hca_caps {
 	u32 model_rev;
 	u32 fw_major;
 	u32 fw_minor;
@@ -87,50 +87,50 @@ struct shca_caps {
 	u32 reserved;
 	u64 max_mr_size;
 	u64 page_size_cap;	/* bitmap of supported MKey page sizes */
-	u64 flags;		/* SHCA_CAP_* */
+	u64 flags;		/* HCA_CAP_* */
 };
 
-struct shca_cmd_alloc_pd_out {
+struct hca_cmd_alloc_pd_out {
 	u32 pdn;
 };
 
-struct shca_cmd_dealloc_pd_in {
+struct hca_cmd_dealloc_pd_in {
 	u32 pdn;
 };
 
-struct shca_cmd_alloc_uar_out {
+struct hca_cmd_alloc_uar_out {
 	u32 uar_index;
 };
 
-struct shca_cmd_free_uar_in {
+struct hca_cmd_free_uar_in {
 	u32 uar_index;
 };
 
 /* ---- data path commands (the RC data path) ---- */
 
 /* MKey access rights (CREATE_MKEY, QP access flags, engine checks). */
-#define SHCA_ACCESS_LOCAL_WRITE		BIT(0)
-#define SHCA_ACCESS_REMOTE_WRITE	BIT(1)
-#define SHCA_ACCESS_REMOTE_READ		BIT(2)
-#define SHCA_ACCESS_REMOTE_ATOMIC	BIT(3)
-#define SHCA_ACCESS_LOCAL_READ		BIT(4)	/* implied for every MKey */
+#define HCA_ACCESS_LOCAL_WRITE		BIT(0)
+#define HCA_ACCESS_REMOTE_WRITE	BIT(1)
+#define HCA_ACCESS_REMOTE_READ		BIT(2)
+#define HCA_ACCESS_REMOTE_ATOMIC	BIT(3)
+#define HCA_ACCESS_LOCAL_READ		BIT(4)	/* implied for every MKey */
 
 /*
  * The reserved lkey (mlx5's reserved lkey): local access to kernel virtual
  * addresses (the direct map: what ib_dma_map_*() returns without a DMA
- * device), in any PD, from QPs created with SHCA_QP_RLKEY only, never as
+ * device), in any PD, from QPs created with HCA_QP_RLKEY only, never as
  * an rkey. No MKey has this number (variant bytes are never 0).
  */
-#define SHCA_RESERVED_LKEY		0
+#define HCA_RESERVED_LKEY		0
 
 /*
  * CREATE_MKEY: memory the driver pinned. The model keeps @pages (it does not
  * copy the array) until DESTROY_MKEY returns; DESTROY_MKEY waits for every
  * engine access in flight to end.
  */
-struct shca_cmd_create_mkey_in {
+struct hca_cmd_create_mkey_in {
 	u32 pdn;
-	u32 access;			/* SHCA_ACCESS_* */
+	u32 access;			/* HCA_ACCESS_* */
 	u64 iova;			/* first byte the key covers */
 	u64 length;
 	u64 offset;			/* of iova in pages[0] */
@@ -139,11 +139,11 @@ struct shca_cmd_create_mkey_in {
 	struct page **pages;
 };
 
-struct shca_cmd_create_mkey_out {
+struct hca_cmd_create_mkey_out {
 	u32 mkey;			/* index << 8 | variant: lkey and rkey */
 };
 
-struct shca_cmd_destroy_mkey_in {
+struct hca_cmd_destroy_mkey_in {
 	u32 mkey;
 };
 
@@ -152,35 +152,35 @@ struct shca_cmd_destroy_mkey_in {
  * INVALID with owner 0) and the doorbell record; both stay mapped to the
  * user and alive until DESTROY_CQ returns.
  */
-struct shca_cmd_create_cq_in {
+struct hca_cmd_create_cq_in {
 	struct softhca_cqe *ring;
 	struct softhca_cq_dbr *dbr;
 	u32 log_size;
 	u32 eqn;
 };
 
-struct shca_cmd_create_cq_out {
+struct hca_cmd_create_cq_out {
 	u32 cqn;
 };
 
-struct shca_cmd_destroy_cq_in {
+struct hca_cmd_destroy_cq_in {
 	u32 cqn;
 };
 
-enum shca_qp_state {
-	SHCA_QPS_RESET, SHCA_QPS_INIT, SHCA_QPS_RTR, SHCA_QPS_RTS,
-	SHCA_QPS_SQD, SHCA_QPS_SQE, SHCA_QPS_ERR,
+enum hca_qp_state {
+	HCA_QPS_RESET, HCA_QPS_INIT, HCA_QPS_RTR, HCA_QPS_RTS,
+	HCA_QPS_SQD, HCA_QPS_SQE, HCA_QPS_ERR,
 };
 
-#define SHCA_QP_SIGNATURE		BIT(0)	/* check WQE signatures */
-#define SHCA_QP_SQ_SIG_ALL		BIT(1)	/* every WQE signaled */
-#define SHCA_QP_RLKEY			BIT(2)	/* kernel QP: reserved lkey ok */
+#define HCA_QP_SIGNATURE		BIT(0)	/* check WQE signatures */
+#define HCA_QP_SQ_SIG_ALL		BIT(1)	/* every WQE signaled */
+#define HCA_QP_RLKEY			BIT(2)	/* kernel QP: reserved lkey ok */
 
-struct shca_cmd_create_qp_in {
+struct hca_cmd_create_qp_in {
 	u32 pdn;
 	u32 send_cqn;
 	u32 recv_cqn;
-	u32 flags;			/* SHCA_QP_* */
+	u32 flags;			/* HCA_QP_* */
 	void *sq_buf;
 	u32 sq_wqebb_cnt;		/* power of two, >= 1 */
 	u32 rq_wqe_cnt;			/* power of two, may be 0 */
@@ -193,33 +193,33 @@ struct shca_cmd_create_qp_in {
 	struct softhca_qp_dbr *dbr;
 };
 
-struct shca_cmd_create_qp_out {
+struct hca_cmd_create_qp_out {
 	u32 qpn;
 };
 
-struct shca_cmd_destroy_qp_in {
+struct hca_cmd_destroy_qp_in {
 	u32 qpn;
 };
 
-/* MODIFY_QP attribute mask: which fields of shca_qp_attrs to apply. */
-#define SHCA_QP_ATTR_ACCESS		BIT(0)	/* access_flags */
-#define SHCA_QP_ATTR_PATH		BIT(1)	/* dgid, sgid_index, hop_limit... */
-#define SHCA_QP_ATTR_PATH_MTU		BIT(2)
-#define SHCA_QP_ATTR_DEST_QPN		BIT(3)
-#define SHCA_QP_ATTR_RQ_PSN		BIT(4)
-#define SHCA_QP_ATTR_SQ_PSN		BIT(5)
-#define SHCA_QP_ATTR_MIN_RNR_TIMER	BIT(6)
-#define SHCA_QP_ATTR_RNR_RETRY		BIT(7)
-#define SHCA_QP_ATTR_RETRY_CNT		BIT(8)
-#define SHCA_QP_ATTR_TIMEOUT		BIT(9)
-#define SHCA_QP_ATTR_MAX_RD_ATOMIC	BIT(10)
-#define SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC	BIT(11)
-#define SHCA_QP_ATTR_PORT		BIT(12)
-#define SHCA_QP_ATTR_PKEY_INDEX		BIT(13)
-#define SHCA_QP_ATTR_SQD_NOTIFY		BIT(14)	/* sqd_notify */
+/* MODIFY_QP attribute mask: which fields of hca_qp_attrs to apply. */
+#define HCA_QP_ATTR_ACCESS		BIT(0)	/* access_flags */
+#define HCA_QP_ATTR_PATH		BIT(1)	/* dgid, sgid_index, hop_limit... */
+#define HCA_QP_ATTR_PATH_MTU		BIT(2)
+#define HCA_QP_ATTR_DEST_QPN		BIT(3)
+#define HCA_QP_ATTR_RQ_PSN		BIT(4)
+#define HCA_QP_ATTR_SQ_PSN		BIT(5)
+#define HCA_QP_ATTR_MIN_RNR_TIMER	BIT(6)
+#define HCA_QP_ATTR_RNR_RETRY		BIT(7)
+#define HCA_QP_ATTR_RETRY_CNT		BIT(8)
+#define HCA_QP_ATTR_TIMEOUT		BIT(9)
+#define HCA_QP_ATTR_MAX_RD_ATOMIC	BIT(10)
+#define HCA_QP_ATTR_MAX_DEST_RD_ATOMIC	BIT(11)
+#define HCA_QP_ATTR_PORT		BIT(12)
+#define HCA_QP_ATTR_PKEY_INDEX		BIT(13)
+#define HCA_QP_ATTR_SQD_NOTIFY		BIT(14)	/* sqd_notify */
 
-struct shca_qp_attrs {
-	u32 access_flags;		/* SHCA_ACCESS_REMOTE_* */
+struct hca_qp_attrs {
+	u32 access_flags;		/* HCA_ACCESS_REMOTE_* */
 	u8 dgid[16];
 	u8 sgid_index;
 	u8 hop_limit;
@@ -245,46 +245,46 @@ struct shca_qp_attrs {
  * attribute already. -EAGAIN if @cur_state is no longer the QP's state (the
  * engine moved it to ERR since the driver looked): query and decide again.
  */
-struct shca_cmd_modify_qp_in {
+struct hca_cmd_modify_qp_in {
 	u32 qpn;
-	u32 cur_state;			/* enum shca_qp_state the driver saw */
+	u32 cur_state;			/* enum hca_qp_state the driver saw */
 	u32 new_state;
-	u32 attr_mask;			/* SHCA_QP_ATTR_* */
-	struct shca_qp_attrs attrs;
+	u32 attr_mask;			/* HCA_QP_ATTR_* */
+	struct hca_qp_attrs attrs;
 };
 
-struct shca_cmd_query_qp_in {
+struct hca_cmd_query_qp_in {
 	u32 qpn;
 };
 
-struct shca_cmd_query_qp_out {
-	u32 state;			/* enum shca_qp_state: may be ERR by now */
+struct hca_cmd_query_qp_out {
+	u32 state;			/* enum hca_qp_state: may be ERR by now */
 	u32 sq_draining;
-	struct shca_qp_attrs attrs;
+	struct hca_qp_attrs attrs;
 };
 
 /*
  * SET_ROCE_ADDRESS: program GID table entry @index (valid = 0 clears it).
  * The local fabric delivers to the HCA that owns a destination GID.
  */
-struct shca_gid_entry {
+struct hca_gid_entry {
 	u8 gid[16];
 	u8 mac[6];
 	u8 roce_version;		/* 2 */
 	u8 valid;
 };
 
-struct shca_cmd_set_roce_address_in {
+struct hca_cmd_set_roce_address_in {
 	u32 index;
-	struct shca_gid_entry entry;
+	struct hca_gid_entry entry;
 };
 
-struct shca_hca;
+struct hca;
 
 /* Power on an HCA instance; ERR_PTR on failure. May sleep. */
-struct shca_hca *shca_hca_create(void);
+struct hca *hca_create(void);
 /* Power off. Every PD and UAR must have been returned. May sleep. */
-void shca_hca_destroy(struct shca_hca *hca);
+void hca_destroy(struct hca *hca);
 
 /*
  * Execute one firmware command. @in/@out must be exactly the command's
@@ -292,7 +292,7 @@ void shca_hca_destroy(struct shca_hca *hca);
  * -EOPNOTSUPP unknown opcode, -EINVAL bad length or bad resource number,
  * -ENOSPC resource exhausted, -ENOMEM. May sleep.
  */
-int shca_hca_exec(struct shca_hca *hca, u16 opcode, const void *in,
+int hca_exec(struct hca *hca, u16 opcode, const void *in,
 		  size_t inlen, void *out, size_t outlen);
 
 /*
@@ -300,37 +300,37 @@ int shca_hca_exec(struct shca_hca *hca, u16 opcode, const void *in,
  * space, or 0 if @uar_index is not allocated. The frame stays valid until
  * FREE_UAR of that index.
  */
-unsigned long shca_hca_uar_pfn(struct shca_hca *hca, u32 uar_index);
+unsigned long hca_uar_pfn(struct hca *hca, u32 uar_index);
 
 /* The engine page (struct softhca_engine_page), mapped read-only to users. */
-unsigned long shca_hca_engine_pfn(struct shca_hca *hca);
+unsigned long hca_engine_pfn(struct hca *hca);
 
 /*
  * The wake-up doorbell: a provider found NEED_WAKEUP set after ringing. Runs
  * the pending doorbells of this HCA in the caller's context, then hands the
  * stream back to the engine thread. May sleep briefly (process context).
  */
-void shca_hca_wake(struct shca_hca *hca);
+void hca_wakeup_call(struct hca *hca);
 
 /*
  * The kernel's doorbell (kernel QPs and CQs): after storing a doorbell
  * record, a full barrier and, if the engine sleeps (NEED_WAKEUP), wake its
  * thread. Any context (no sleeping): the work runs in the engine thread.
  */
-void shca_hca_kick(struct shca_hca *hca);
+void hca_doorbell_notify(struct hca *hca);
 
-/* ==== Event queues and interrupt vectors (issue 4; kernel/hca/eq.c) ==== */
+/* ==== Event queues and interrupt vectors (kernel/hca/eq_ctx.c) =================== */
 
 /*
  * Opcodes, numbered as mlx5's CREATE_EQ, DESTROY_EQ, QUERY_EQ and GEN_EQE.
  * SET_PORT_STATE stands for the PHY: the driver reports its netdev's state
  * and the HCA raises PORT_CHANGE events (mlx5 has MODIFY_VPORT_STATE).
  */
-#define SHCA_CMD_CREATE_EQ		0x301
-#define SHCA_CMD_DESTROY_EQ		0x302
-#define SHCA_CMD_QUERY_EQ		0x303
-#define SHCA_CMD_GEN_EQE		0x304
-#define SHCA_CMD_SET_PORT_STATE		0x751
+#define HCA_CMD_CREATE_EQ		0x301
+#define HCA_CMD_DESTROY_EQ		0x302
+#define HCA_CMD_QUERY_EQ		0x303
+#define HCA_CMD_GEN_EQE		0x304
+#define HCA_CMD_SET_PORT_STATE		0x751
 
 /*
  * The EQE a full EQ gets in its last free slot (mlx4's EQ_OVERFLOW number;
@@ -339,11 +339,11 @@ void shca_hca_kick(struct shca_hca *hca);
  * up with the producer; it never overwrites an unconsumed entry.
  * data.raw[0] = eqn.
  */
-#define SHCA_EVENT_TYPE_EQ_OVERFLOW	0x0f
+#define HCA_EVENT_TYPE_EQ_OVERFLOW	0x0f
 
-#define SHCA_EQ_LOG_SIZE_MIN		1
-#define SHCA_EQ_LOG_SIZE_MAX		16
-#define SHCA_EQ_CI_MASK			0xffffff	/* doorbell field width */
+#define HCA_EQ_LOG_SIZE_MIN		1
+#define HCA_EQ_LOG_SIZE_MAX		16
+#define HCA_EQ_CI_MASK			0xffffff	/* doorbell field width */
 
 /*
  * The MSI-X message of an EQ, as the driver programmed it: the HCA raises
@@ -352,7 +352,7 @@ void shca_hca_kick(struct shca_hca *hca);
  * context), never with a model lock held; must not sleep. The model calls
  * it only between CREATE_EQ and the return of DESTROY_EQ.
  */
-struct shca_msix_msg {
+struct hca_msix_msg {
 	void (*send)(void *data);
 	void *data;
 };
@@ -363,33 +363,33 @@ struct shca_msix_msg {
  * @event_mask: BIT_ULL(SOFTHCA_EVENT_TYPE_*) of the asynchronous events
  * this EQ takes (each type at most one EQ; never COMP): 0 makes a
  * completion EQ, which CREATE_CQ may name. The EQ starts disarmed: the
- * driver arms it with shca_hca_eq_doorbell(). EQNs are the lowest free
+ * driver arms it with hca_eq_doorbell(). EQNs are the lowest free
  * number in 0..max_comp_eqs.
  */
-struct shca_cmd_create_eq_in {
+struct hca_cmd_create_eq_in {
 	struct softhca_eqe *ring;
 	u32 log_size;
 	u32 rsvd;
 	u64 event_mask;
-	struct shca_msix_msg msix;
+	struct hca_msix_msg msix;
 };
 
-struct shca_cmd_create_eq_out {
+struct hca_cmd_create_eq_out {
 	u32 eqn;
 };
 
 /* DESTROY_EQ: when it returns no EQE write and no MSI-X message of this EQ
  * is in flight any more. May sleep (an RCU grace period).
  */
-struct shca_cmd_destroy_eq_in {
+struct hca_cmd_destroy_eq_in {
 	u32 eqn;
 };
 
-struct shca_cmd_query_eq_in {
+struct hca_cmd_query_eq_in {
 	u32 eqn;
 };
 
-struct shca_cmd_query_eq_out {
+struct hca_cmd_query_eq_out {
 	u32 log_size;
 	u32 pi;				/* EQEs written, free-running */
 	u32 ci;				/* from the last doorbell */
@@ -406,19 +406,19 @@ struct shca_cmd_query_eq_out {
 /* GEN_EQE: write @eqe (its owner byte is the model's) into EQ @eqn and
  * raise the vector if the EQ is armed; -ENOSPC if the EQ is full.
  */
-struct shca_cmd_gen_eqe_in {
+struct hca_cmd_gen_eqe_in {
 	u32 eqn;
 	u32 rsvd;
 	struct softhca_eqe eqe;
 };
 
 /* SET_PORT_STATE: state is SOFTHCA_PORT_CHANGE_SUBTYPE_DOWN or _ACTIVE. */
-#define SHCA_PORT_STATE_QUIET		BIT(0)	/* no PORT_CHANGE event */
+#define HCA_PORT_STATE_QUIET		BIT(0)	/* no PORT_CHANGE event */
 
-struct shca_cmd_set_port_state_in {
+struct hca_cmd_set_port_state_in {
 	u32 port;
 	u32 state;
-	u32 flags;			/* SHCA_PORT_STATE_* */
+	u32 flags;			/* HCA_PORT_STATE_* */
 };
 
 /*
@@ -427,6 +427,6 @@ struct shca_cmd_set_port_state_in {
  * wrote) and, if @arm, wants one MSI-X message for the next EQE. An arm
  * that finds unconsumed EQEs raises the vector at once. Any context.
  */
-void shca_hca_eq_doorbell(struct shca_hca *hca, u32 eqn, u32 ci, bool arm);
+void hca_eq_doorbell(struct hca *hca, u32 eqn, u32 ci, bool arm);
 
-#endif /* SHCA_HCA_H */
+#endif /* HCA_HCA_H */

@@ -20,23 +20,23 @@
 
 #include "model.h"
 
-#define SHCA_MKEY_INDEX_SHIFT	8
-#define SHCA_MKEY_VARIANT_MASK	0xff
+#define HCA_MKEY_INDEX_SHIFT	8
+#define HCA_MKEY_VARIANT_MASK	0xff
 
-#define SHCA_ACCESS_ALL		(SHCA_ACCESS_LOCAL_WRITE |		\
-				 SHCA_ACCESS_REMOTE_WRITE |		\
-				 SHCA_ACCESS_REMOTE_READ |		\
-				 SHCA_ACCESS_REMOTE_ATOMIC |		\
-				 SHCA_ACCESS_LOCAL_READ)
+#define HCA_ACCESS_ALL		(HCA_ACCESS_LOCAL_WRITE |		\
+				 HCA_ACCESS_REMOTE_WRITE |		\
+				 HCA_ACCESS_REMOTE_READ |		\
+				 HCA_ACCESS_REMOTE_ATOMIC |		\
+				 HCA_ACCESS_LOCAL_READ)
 
-static bool shca_mkey_in_valid(struct shca_hca *hca,
-			       const struct shca_cmd_create_mkey_in *in)
+static bool hca_mkey_in_valid(struct hca *hca,
+			       const struct hca_cmd_create_mkey_in *in)
 {
 	u64 last, span;
 
-	if (!shca_hca_pd_valid(hca, in->pdn))
+	if (!hca_pd_valid(hca, in->pdn))
 		return false;
-	if (in->access & ~SHCA_ACCESS_ALL)
+	if (in->access & ~HCA_ACCESS_ALL)
 		return false;
 	/* One MTT entry per kernel page; the caps say 4 KiB pages. */
 	if (in->page_shift != PAGE_SHIFT ||
@@ -55,24 +55,24 @@ static bool shca_mkey_in_valid(struct shca_hca *hca,
 	return true;
 }
 
-int shca_cmd_create_mkey(struct shca_hca *hca,
-			 const struct shca_cmd_create_mkey_in *in,
-			 struct shca_cmd_create_mkey_out *out)
+int hca_cmd_create_mkey(struct hca *hca,
+			 const struct hca_cmd_create_mkey_in *in,
+			 struct hca_cmd_create_mkey_out *out)
 {
-	struct shca_hca_mkey *mkey;
+	struct hca_mkey *mkey;
 	u32 index;
 	u8 variant;
 	void *old;
 	int err;
 
-	if (!shca_mkey_in_valid(hca, in))
+	if (!hca_mkey_in_valid(hca, in))
 		return -EINVAL;
 
 	mkey = kzalloc(sizeof(*mkey), GFP_KERNEL);
 	if (!mkey)
 		return -ENOMEM;
 	mkey->pdn = in->pdn;
-	mkey->access = in->access | SHCA_ACCESS_LOCAL_READ;
+	mkey->access = in->access | HCA_ACCESS_LOCAL_READ;
 	mkey->iova = in->iova;
 	mkey->length = in->length;
 	mkey->offset = in->offset;
@@ -96,7 +96,7 @@ int shca_cmd_create_mkey(struct shca_hca *hca,
 	if (!variant)
 		variant = 1;	/* never 0: key 0x100 is the invalid lkey */
 	hca->mkey_variant[index] = variant;
-	mkey->key = index << SHCA_MKEY_INDEX_SHIFT | variant;
+	mkey->key = index << HCA_MKEY_INDEX_SHIFT | variant;
 
 	old = xa_store(&hca->mkeys, index, mkey, GFP_KERNEL);
 	if (xa_is_err(old)) {
@@ -108,11 +108,11 @@ int shca_cmd_create_mkey(struct shca_hca *hca,
 	return 0;
 }
 
-int shca_cmd_destroy_mkey(struct shca_hca *hca,
-			  const struct shca_cmd_destroy_mkey_in *in)
+int hca_cmd_destroy_mkey(struct hca *hca,
+			  const struct hca_cmd_destroy_mkey_in *in)
 {
-	unsigned long index = in->mkey >> SHCA_MKEY_INDEX_SHIFT;
-	struct shca_hca_mkey *mkey;
+	unsigned long index = in->mkey >> HCA_MKEY_INDEX_SHIFT;
+	struct hca_mkey *mkey;
 
 	xa_lock(&hca->mkeys);
 	mkey = xa_load(&hca->mkeys, index);
@@ -126,7 +126,7 @@ int shca_cmd_destroy_mkey(struct shca_hca *hca,
 	 * Before kfree_rcu(): cached lookups of it are stale from here. The
 	 * erase before the bump, as the reader checks: a cache filled with
 	 * the new generation cannot hold this MKey (pairs with the acquire in
-	 * shca_mkey_get_cached()).
+	 * hca_mkey_get_cached()).
 	 */
 	smp_mb__before_atomic();
 	atomic64_inc(&hca->mkey_gen);
@@ -142,37 +142,37 @@ int shca_cmd_destroy_mkey(struct shca_hca *hca,
  * The reserved lkey: no pages, no PD, local rights; its reference count
  * starts at 1 and never drops to 0 (it is never destroyed).
  */
-static struct shca_hca_mkey shca_rlkey = {
-	.key = SHCA_RESERVED_LKEY,
-	.access = SHCA_ACCESS_LOCAL_WRITE | SHCA_ACCESS_LOCAL_READ,
+static struct hca_mkey hca_rlkey = {
+	.key = HCA_RESERVED_LKEY,
+	.access = HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_LOCAL_READ,
 	.length = U64_MAX,
 	.users = REFCOUNT_INIT(1),
 };
 
 /* [va, va + len) of a kernel QP's SGE with the reserved lkey. */
-static struct shca_hca_mkey *shca_rlkey_get(u32 pdn, u32 access, u64 va,
+static struct hca_mkey *hca_rlkey_get(u32 pdn, u32 access, u64 va,
 					    u64 len)
 {
-	if (!(pdn & SHCA_PDN_RLKEY) || (access & ~shca_rlkey.access))
+	if (!(pdn & HCA_PDN_RLKEY) || (access & ~hca_rlkey.access))
 		return ERR_PTR(-ENOENT);
 	/* Direct-mapped kernel memory only (what ib_dma_map_*() hands out). */
 	if (len && (va + len < va ||
 		    !virt_addr_valid((void *)(uintptr_t)va) ||
 		    !virt_addr_valid((void *)(uintptr_t)(va + len - 1))))
 		return ERR_PTR(-ERANGE);
-	refcount_inc(&shca_rlkey.users);
-	return &shca_rlkey;
+	refcount_inc(&hca_rlkey.users);
+	return &hca_rlkey;
 }
 
-struct shca_hca_mkey *shca_mkey_get(struct shca_hca *hca, u32 key, u32 pdn,
+struct hca_mkey *hca_mkey_get(struct hca *hca, u32 key, u32 pdn,
 				    u32 access, u64 va, u64 len)
 {
-	XA_STATE(xas, &hca->mkeys, key >> SHCA_MKEY_INDEX_SHIFT);
-	struct shca_hca_mkey *mkey;
+	XA_STATE(xas, &hca->mkeys, key >> HCA_MKEY_INDEX_SHIFT);
+	struct hca_mkey *mkey;
 	int err;
 
-	if (key == SHCA_RESERVED_LKEY)
-		return shca_rlkey_get(pdn, access, va, len);
+	if (key == HCA_RESERVED_LKEY)
+		return hca_rlkey_get(pdn, access, va, len);
 	rcu_read_lock();
 	do {
 		mkey = xas_load(&xas);
@@ -187,18 +187,18 @@ struct shca_hca_mkey *shca_mkey_get(struct shca_hca *hca, u32 key, u32 pdn,
 	}
 	rcu_read_unlock();
 
-	err = shca_mkey_check(mkey, pdn, access, va, len);
+	err = hca_mkey_check(mkey, pdn, access, va, len);
 	if (err) {
-		shca_mkey_put(mkey);
+		hca_mkey_put(mkey);
 		return ERR_PTR(err);
 	}
 	return mkey;
 }
 
-int shca_mkey_check(const struct shca_hca_mkey *mkey, u32 pdn, u32 access,
+int hca_mkey_check(const struct hca_mkey *mkey, u32 pdn, u32 access,
 		    u64 va, u64 len)
 {
-	if (mkey->pdn != (pdn & ~SHCA_PDN_RLKEY) || (access & ~mkey->access))
+	if (mkey->pdn != (pdn & ~HCA_PDN_RLKEY) || (access & ~mkey->access))
 		return -EACCES;
 	if (va < mkey->iova || len > mkey->length ||
 	    va - mkey->iova > mkey->length - len)
@@ -206,25 +206,25 @@ int shca_mkey_check(const struct shca_hca_mkey *mkey, u32 pdn, u32 access,
 	return 0;
 }
 
-/* @va + @len within @mkey (checked by shca_mkey_get() already). */
-static bool shca_mkey_covers(struct shca_hca_mkey *mkey, u64 va, u64 len)
+/* @va + @len within @mkey (checked by hca_mkey_get() already). */
+static bool hca_mkey_covers(struct hca_mkey *mkey, u64 va, u64 len)
 {
 	return !WARN_ON_ONCE(va < mkey->iova || len > mkey->length ||
 			     va - mkey->iova > mkey->length - len);
 }
 
-void shca_mkey_write(struct shca_hca_mkey *mkey, u64 va, const void *buf,
+void hca_mkey_write(struct hca_mkey *mkey, u64 va, const void *buf,
 		     size_t len)
 {
-	if (!shca_mkey_covers(mkey, va, len))
+	if (!hca_mkey_covers(mkey, va, len))
 		return;
 	while (len) {
 		size_t pgoff;
-		struct page *page = shca_mkey_page(mkey, va, &pgoff);
+		struct page *page = hca_mkey_page(mkey, va, &pgoff);
 		size_t n = min_t(size_t, len, PAGE_SIZE - pgoff);
 		void *p = kmap_local_page(page);
 
-		shca_copy(p + pgoff, buf, n);
+		hca_copy(p + pgoff, buf, n);
 		kunmap_local(p);
 		flush_dcache_page(page);
 		buf += n;
@@ -238,25 +238,25 @@ void shca_mkey_write(struct shca_hca_mkey *mkey, u64 va, const void *buf,
  * 8-byte aligned, and so is the memory (CREATE_MKEY requires iova and the
  * memory to share their page offset), so they never straddle a page.
  */
-static atomic64_t *shca_mkey_map_u64(struct shca_hca_mkey *mkey, u64 va,
+static atomic64_t *hca_mkey_map_u64(struct hca_mkey *mkey, u64 va,
 				     struct page **pagep)
 {
 	size_t pgoff;
 
 	if (WARN_ON_ONCE(va & (SOFTHCA_ATOMIC_SIZE - 1)) ||
-	    !shca_mkey_covers(mkey, va, SOFTHCA_ATOMIC_SIZE))
+	    !hca_mkey_covers(mkey, va, SOFTHCA_ATOMIC_SIZE))
 		return NULL;
-	*pagep = shca_mkey_page(mkey, va, &pgoff);
+	*pagep = hca_mkey_page(mkey, va, &pgoff);
 	return kmap_local_page(*pagep) + pgoff;
 }
 
-u64 shca_mkey_atomic_cas(struct shca_hca_mkey *mkey, u64 va, u64 cmp, u64 swp)
+u64 hca_mkey_atomic_cas(struct hca_mkey *mkey, u64 va, u64 cmp, u64 swp)
 {
 	struct page *page;
 	atomic64_t *p;
 	u64 old;
 
-	p = shca_mkey_map_u64(mkey, va, &page);
+	p = hca_mkey_map_u64(mkey, va, &page);
 	if (!p)
 		return 0;
 	/* A locked instruction: coherent with user space's own atomics. */
@@ -266,13 +266,13 @@ u64 shca_mkey_atomic_cas(struct shca_hca_mkey *mkey, u64 va, u64 cmp, u64 swp)
 	return old;
 }
 
-u64 shca_mkey_atomic_fadd(struct shca_hca_mkey *mkey, u64 va, u64 add)
+u64 hca_mkey_atomic_fadd(struct hca_mkey *mkey, u64 va, u64 add)
 {
 	struct page *page;
 	atomic64_t *p;
 	u64 old;
 
-	p = shca_mkey_map_u64(mkey, va, &page);
+	p = hca_mkey_map_u64(mkey, va, &page);
 	if (!p)
 		return 0;
 	old = atomic64_fetch_add(add, p);

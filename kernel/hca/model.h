@@ -1,17 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* CHANGED: (issue 4) hca->eqh, EQ section at the end (eq.c); CQ arm state. */
-/* CHANGED: rcu_head+mkey.offset+qp.sq_draining; DESTROY_QP order below. */
 /*
  * softhca HCA model internals: the objects "firmware" keeps (MKeys, CQ and
  * QP contexts, the GID table) and the seams between the command side
- * (mkey.c, cq.c, qp.c, gid.c) and the engine (engine.c, requester.c,
+ * (mkey.c, cq_ctx.c, qp_ctx.c, fabric.c) and the engine (engine.c, requester.c,
  * responder.c, cqe.c). Nothing outside kernel/hca/ includes this file.
  *
  * Ownership of fields: "cmd:" fields are written only by firmware commands
  * (under the object's lock where noted), "eng:" fields only by the engine.
  */
-#ifndef SHCA_HCA_MODEL_H
-#define SHCA_HCA_MODEL_H
+#ifndef HCA_HCA_MODEL_H
+#define HCA_HCA_MODEL_H
 
 #include <linux/completion.h>
 #include <linux/kthread.h>
@@ -36,7 +34,7 @@
  * bytes there against 24 ns for this loop; on hardware its start-up cost
  * is the most of a small copy.
  */
-static inline void shca_copy(void *dst, const void *src, size_t len)
+static inline void hca_copy(void *dst, const void *src, size_t len)
 {
 	const u8 *s = src;
 	u8 *d = dst;
@@ -48,7 +46,7 @@ static inline void shca_copy(void *dst, const void *src, size_t len)
 }
 
 /* XOR of @len bytes: WQE signatures (send and receive) are its complement. */
-static inline u8 shca_xor(const u8 *p, size_t len)
+static inline u8 hca_xor(const u8 *p, size_t len)
 {
 	u8 x = 0;
 
@@ -57,24 +55,24 @@ static inline u8 shca_xor(const u8 *p, size_t len)
 	return x;
 }
 
-struct shca_hca_mkey;
-struct shca_hca_cq;
-struct shca_hca_qp;
+struct hca_mkey;
+struct hca_cq;
+struct hca_qp;
 
-struct shca_hca {
-	const struct shca_caps *caps;
+struct hca {
+	const struct hca_caps *caps;
 	struct xarray pds;		/* PD number (1..max_pd) -> value */
 	struct xarray uars;		/* UAR index -> struct page */
 	struct xarray mkeys;		/* MKey index (key >> 8) -> mkey */
 	struct xarray cqs;		/* CQN -> cq */
 	struct xarray qps;		/* QPN -> qp */
 	struct page *engine_page;	/* struct softhca_engine_page */
-	struct list_head fabric_node;	/* on the local fabric (gid.c) */
+	struct list_head fabric_node;	/* on the local fabric (fabric.c) */
 	/* cmd: RoCE addresses (SET_ROCE_ADDRESS), under gid_lock */
 	spinlock_t gid_lock;
-	struct shca_gid_entry *gids;	/* caps->gid_tbl_len entries */
+	struct hca_gid_entry *gids;	/* caps->gid_tbl_len entries */
 	u32 gid_end;			/* 1 + highest valid index, or 0 */
-	/* cmd: allocation state (mkey.c, qp.c) */
+	/* cmd: allocation state (mkey.c, qp_ctx.c) */
 	u8 *mkey_variant;		/* last variant byte of each MKey index */
 	atomic64_t mkey_gen;		/* DESTROY_MKEYs so far: cache check */
 	u32 mkey_next;			/* xa_alloc_cyclic cursors */
@@ -82,16 +80,16 @@ struct shca_hca {
 	u32 qp_next;
 	atomic_t num_qps;		/* QPs created, at most caps->max_qp */
 	/* eng: engine state of this HCA, see engine.c */
-	struct shca_engine_hca *eng;	/* EQs, port state (issue 4, eq.c) */
-	struct shca_eq_hca *eqh;
+	struct hca_engine_dev *eng;	/* EQs, port state (eq_ctx.c) */
+	struct hca_eq_dev *eqh;
 };
 
 /* ---- MKeys (mkey.c) --------------------------------------------------- */
 
-struct shca_hca_mkey {
+struct hca_mkey {
 	u32 key;			/* index << 8 | variant byte */
 	u32 pdn;
-	u32 access;			/* SHCA_ACCESS_* */
+	u32 access;			/* HCA_ACCESS_* */
 	u64 iova;
 	u64 length;
 	u64 offset;			/* of iova in pages[0] */
@@ -104,19 +102,19 @@ struct shca_hca_mkey {
 };
 
 /*
- * A QP's pdn as the engine passes it to shca_mkey_get(): the PD number,
- * with SHCA_PDN_RLKEY for a kernel QP (SHCA_QP_RLKEY), which may use
- * SHCA_RESERVED_LKEY for local access (PD numbers stay below this bit).
+ * A QP's pdn as the engine passes it to hca_mkey_get(): the PD number,
+ * with HCA_PDN_RLKEY for a kernel QP (HCA_QP_RLKEY), which may use
+ * HCA_RESERVED_LKEY for local access (PD numbers stay below this bit).
  */
-#define SHCA_PDN_RLKEY		BIT(31)
+#define HCA_PDN_RLKEY		BIT(31)
 
 /*
  * The page of MKey memory holding @va and @va's offset in it (@va was
- * bounds-checked by shca_mkey_get()). An MKey maps kernel pages (PAGE_SHIFT)
+ * bounds-checked by hca_mkey_get()). An MKey maps kernel pages (PAGE_SHIFT)
  * and @va's offset in them is offset + va - iova; the reserved lkey has no
  * pages: @va is a kernel virtual address in the direct map.
  */
-static inline struct page *shca_mkey_page(struct shca_hca_mkey *mkey, u64 va,
+static inline struct page *hca_mkey_page(struct hca_mkey *mkey, u64 va,
 					  size_t *pgoff)
 {
 	u64 off;
@@ -136,13 +134,13 @@ static inline struct page *shca_mkey_page(struct shca_hca_mkey *mkey, u64 va,
  * @access and cover [va, va + len). Returns the MKey with a reference held,
  * or an ERR_PTR: -ENOENT (no such key: protection error), -EACCES (PD or
  * rights), -ERANGE (bounds). Callable from the engine (atomic context ok).
- * SHCA_RESERVED_LKEY: only with SHCA_PDN_RLKEY in @pdn and local rights,
+ * HCA_RESERVED_LKEY: only with HCA_PDN_RLKEY in @pdn and local rights,
  * for direct-mapped kernel memory; else -ENOENT / -ERANGE.
  */
-struct shca_hca_mkey *shca_mkey_get(struct shca_hca *hca, u32 key, u32 pdn,
+struct hca_mkey *hca_mkey_get(struct hca *hca, u32 key, u32 pdn,
 				    u32 access, u64 va, u64 len);
 
-static inline void shca_mkey_put(struct shca_hca_mkey *mkey)
+static inline void hca_mkey_put(struct hca_mkey *mkey)
 {
 	if (refcount_dec_and_test(&mkey->users))
 		complete(&mkey->free);
@@ -152,47 +150,47 @@ static inline void shca_mkey_put(struct shca_hca_mkey *mkey)
  * The last MKey one side of a QP used, while no MKey of its HCA was
  * destroyed since (@gen). No reference is kept: the pointer is used only
  * while @gen is current, under RCU (DESTROY_MKEY counts the change after
- * the erase and frees after a grace period), as a route (gid.c).
+ * the erase and frees after a grace period), as a route (fabric.c).
  */
-struct shca_mkey_cache {
-	struct shca_hca_mkey *mkey;
+struct hca_mkey_cache {
+	struct hca_mkey *mkey;
 	u64 gen;
 };
 
 /* Rights and bounds of @mkey for an access of @len bytes at @va. */
-int shca_mkey_check(const struct shca_hca_mkey *mkey, u32 pdn, u32 access,
+int hca_mkey_check(const struct hca_mkey *mkey, u32 pdn, u32 access,
 		    u64 va, u64 len);
 
 /*
- * shca_mkey_get() through @c, which the caller serialises. Inline: every
+ * hca_mkey_get() through @c, which the caller serialises. Inline: every
  * transfer looks up one or two keys, usually the ones it looked up last
  * time, and a hit costs no call and no walk of the MKey index.
  */
-static inline struct shca_hca_mkey *
-shca_mkey_get_cached(struct shca_hca *hca, struct shca_mkey_cache *c, u32 key,
+static inline struct hca_mkey *
+hca_mkey_get_cached(struct hca *hca, struct hca_mkey_cache *c, u32 key,
 		     u32 pdn, u32 access, u64 va, u64 len)
 {
-	struct shca_hca_mkey *mkey;
+	struct hca_mkey *mkey;
 	u64 gen;
 	int err;
 
 	rcu_read_lock_sched();
-	/* Before the lookup's loads, as in shca_fabric_route(). */
+	/* Before the lookup's loads, as in hca_fabric_route(). */
 	gen = atomic64_read_acquire(&hca->mkey_gen);
 	mkey = c->mkey;
 	if (mkey && c->gen == gen && READ_ONCE(mkey->key) == key &&
 	    refcount_inc_not_zero(&mkey->users)) {
 		rcu_read_unlock_sched();
-		err = shca_mkey_check(mkey, pdn, access, va, len);
+		err = hca_mkey_check(mkey, pdn, access, va, len);
 		if (unlikely(err)) {
-			shca_mkey_put(mkey);
+			hca_mkey_put(mkey);
 			return ERR_PTR(err);
 		}
 		return mkey;
 	}
 	rcu_read_unlock_sched();
-	mkey = shca_mkey_get(hca, key, pdn, access, va, len);
-	if (!IS_ERR(mkey) && key != SHCA_RESERVED_LKEY) {
+	mkey = hca_mkey_get(hca, key, pdn, access, va, len);
+	if (!IS_ERR(mkey) && key != HCA_RESERVED_LKEY) {
 		c->mkey = mkey;
 		c->gen = gen;
 	}
@@ -200,23 +198,23 @@ shca_mkey_get_cached(struct shca_hca *hca, struct shca_mkey_cache *c, u32 key,
 }
 
 /* Copy a kernel buffer into MKey-described memory (an atomic's result);
- * bounds checked by shca_mkey_get() before. May not sleep.
+ * bounds checked by hca_mkey_get() before. May not sleep.
  */
-void shca_mkey_write(struct shca_hca_mkey *mkey, u64 va, const void *buf,
+void hca_mkey_write(struct hca_mkey *mkey, u64 va, const void *buf,
 		     size_t len);
 /* 8-byte atomics on MKey memory (va 8-byte aligned); return the old value. */
-u64 shca_mkey_atomic_cas(struct shca_hca_mkey *mkey, u64 va, u64 cmp, u64 swp);
-u64 shca_mkey_atomic_fadd(struct shca_hca_mkey *mkey, u64 va, u64 add);
+u64 hca_mkey_atomic_cas(struct hca_mkey *mkey, u64 va, u64 cmp, u64 swp);
+u64 hca_mkey_atomic_fadd(struct hca_mkey *mkey, u64 va, u64 add);
 
-/* ---- CQs (cq.c: contexts; cqe.c: the one CQE writer) ------------------ */
+/* ---- CQs (cq_ctx.c: contexts; cqe.c: the one CQE writer) ------------------ */
 
-struct shca_hca_cq {
+struct hca_cq {
 	u32 cqn;
 	u32 log_size;			/* ring of 1 << log_size CQEs */
 	struct softhca_cqe *ring;	/* kernel address of the ring */
 	struct softhca_cq_dbr *dbr;	/* kernel address; set_ci is a hint */
 	u32 eqn;			/* completion EQ of its events */
-	struct shca_hca *hca;
+	struct hca *hca;
 	refcount_t users;
 	struct completion free;
 	struct rcu_head rcu;
@@ -234,8 +232,8 @@ struct shca_hca_cq {
 	bool ev_lost;			/* its EQ dropped its event (full) */
 };
 
-struct shca_hca_cq *shca_cq_get(struct shca_hca *hca, u32 cqn);
-void shca_cq_put(struct shca_hca_cq *cq);
+struct hca_cq *hca_cq_get(struct hca *hca, u32 cqn);
+void hca_cq_put(struct hca_cq *cq);
 
 /*
  * Write one CQE (everything but op_own's owner bit, which the writer sets
@@ -243,28 +241,28 @@ void shca_cq_put(struct shca_hca_cq *cq);
  * the DBR (a hint, bounded): on overrun the CQ enters error, no CQE is
  * written and -ENOSPC is returned so the caller errors its QP.
  */
-int shca_cqe_write(struct shca_hca_cq *cq, const struct softhca_cqe *cqe);
+int hca_cqe_write(struct hca_cq *cq, const struct softhca_cqe *cqe);
 
 /*
  * The provider wrote a new arm word (cq->dbr->arm differs from arm_seen):
  * evaluate it against the CQEs not yet consumed and raise the completion
  * event if it is due (an arm that finds unconsumed CQEs fires at once).
  */
-static inline bool shca_cq_arm_changed(struct shca_hca_cq *cq)
+static inline bool hca_cq_arm_changed(struct hca_cq *cq)
 {
 	return READ_ONCE(cq->dbr->arm) != READ_ONCE(cq->arm_seen);
 }
 
-void shca_cq_arm_poll(struct shca_hca_cq *cq);
+void hca_cq_arm_poll(struct hca_cq *cq);
 
-/* ---- QPs (qp.c: contexts and state; engine: execution) ---------------- */
+/* ---- QPs (qp_ctx.c: contexts and state; engine: execution) ---------------- */
 
-struct shca_hca_qp {
+struct hca_qp {
 	u32 qpn;
 	u32 pdn;
-	struct shca_hca *hca;
-	struct shca_hca_cq *send_cq;	/* references held */
-	struct shca_hca_cq *recv_cq;
+	struct hca *hca;
+	struct hca_cq *send_cq;	/* references held */
+	struct hca_cq *recv_cq;
 	/* cmd: queue memory, fixed at CREATE_QP */
 	void *sq_buf;			/* sq_wqebb_cnt * 64 bytes */
 	u32 sq_wqebb_cnt;		/* power of two, >= 1 */
@@ -276,15 +274,15 @@ struct shca_hca_qp {
 	u32 max_send_sge;
 	u32 max_inline_data;
 	struct softhca_qp_dbr *dbr;
-	u32 flags;			/* SHCA_QP_* */
+	u32 flags;			/* HCA_QP_* */
 	refcount_t users;
 	struct completion free;
 	struct rcu_head rcu;
 
 	/* cmd: attributes and state, changed under lock */
 	spinlock_t lock;
-	enum shca_qp_state state;
-	struct shca_qp_attrs attrs;	/* see hca.h MODIFY_QP */
+	enum hca_qp_state state;
+	struct hca_qp_attrs attrs;	/* see hca.h MODIFY_QP */
 	/*
 	 * Bumped (release) with every change of attrs: the engine keeps
 	 * copies of what it needs per WQE and refreshes them, under the
@@ -295,7 +293,7 @@ struct shca_hca_qp {
 
 	/* eng: execution state, see engine.c (under lock unless noted) */
 	struct list_head eng_node;	/* on the engine's active list */
-	struct shca_engine_qp *eng;
+	struct hca_engine_qp *eng;
 	/* Written by this QP's executor... */
 	u16 sq_ci ____cacheline_aligned_in_smp;	/* next WQEBB to execute */
 	bool sq_draining;		/* SQD and WQEs still outstanding */
@@ -303,86 +301,86 @@ struct shca_hca_qp {
 	u16 rq_ci ____cacheline_aligned_in_smp;	/* next RQ WQE to take */
 };
 
-struct shca_hca_qp *shca_qp_get(struct shca_hca *hca, u32 qpn);
+struct hca_qp *hca_qp_get(struct hca *hca, u32 qpn);
 
-static inline void shca_qp_put(struct shca_hca_qp *qp)
+static inline void hca_qp_put(struct hca_qp *qp)
 {
 	if (refcount_dec_and_test(&qp->users))
 		complete(&qp->free);
 }
 
 /*
- * Engine hooks called by qp.c with qp->lock NOT held, after the state
+ * Engine hooks called by qp_ctx.c with qp->lock NOT held, after the state
  * changed: the engine starts polling an RTS QP's SQ, and on ERR flushes
  * every outstanding SQ and RQ WQE with WR_FLUSH_ERR CQEs; on RESET it
  * forgets the QP. Must not sleep long; may take qp->lock.
  */
-void shca_engine_qp_state_changed(struct shca_hca_qp *qp,
-				  enum shca_qp_state old_state);
+void hca_engine_qp_state_changed(struct hca_qp *qp,
+				  enum hca_qp_state old_state);
 /*
  * Engine bookkeeping for a new / dying QP. May sleep.
- * CREATE_QP: the QPN is reserved (shca_qp_get() cannot find the QP yet),
- * every cmd field is set, state RESET, then shca_engine_qp_init(); on
+ * CREATE_QP: the QPN is reserved (hca_qp_get() cannot find the QP yet),
+ * every cmd field is set, state RESET, then hca_engine_qp_init(); on
  * success the QP is published.
  * DESTROY_QP: (1) state -> RESET under qp->lock and
- * shca_engine_qp_state_changed(qp, old) (the engine forgets it, as on any
+ * hca_engine_qp_state_changed(qp, old) (the engine forgets it, as on any
  * move to RESET), (2) the QPN is erased (no new lookups), (3) wait until
- * every reference taken with shca_qp_get()/shca_fabric_find_qp() is put:
+ * every reference taken with hca_qp_get()/hca_fabric_find_qp() is put:
  * the engine must not hold one for the list membership itself, (4)
- * shca_engine_qp_fini(), (5) CQ references put, memory freed after an RCU
+ * hca_engine_qp_fini(), (5) CQ references put, memory freed after an RCU
  * grace period. The driver frees the queue memory after DESTROY_QP returns.
  */
-int shca_engine_qp_init(struct shca_hca_qp *qp);
-void shca_engine_qp_fini(struct shca_hca_qp *qp);
+int hca_engine_qp_init(struct hca_qp *qp);
+void hca_engine_qp_fini(struct hca_qp *qp);
 
 /*
  * The engine watches every CQ's arm word: CREATE_CQ adds the CQ once it is
  * complete, DESTROY_CQ removes it (may sleep) before freeing it.
  */
-void shca_engine_cq_init(struct shca_hca_cq *cq);
-void shca_engine_cq_fini(struct shca_hca_cq *cq);
+void hca_engine_cq_init(struct hca_cq *cq);
+void hca_engine_cq_fini(struct hca_cq *cq);
 
 /* Engine of one HCA instance (engine.c). */
-int shca_engine_hca_init(struct shca_hca *hca);
-void shca_engine_hca_fini(struct shca_hca *hca);
+int hca_engine_init(struct hca *hca);
+void hca_engine_fini(struct hca *hca);
 
 /* ---- Firmware commands (dispatched by hca.c, may sleep) --------------- */
 
-bool shca_hca_pd_valid(struct shca_hca *hca, u32 pdn);
-int shca_cmd_create_mkey(struct shca_hca *hca,
-			 const struct shca_cmd_create_mkey_in *in,
-			 struct shca_cmd_create_mkey_out *out);
-int shca_cmd_destroy_mkey(struct shca_hca *hca,
-			  const struct shca_cmd_destroy_mkey_in *in);
-int shca_cmd_create_cq(struct shca_hca *hca,
-		       const struct shca_cmd_create_cq_in *in,
-		       struct shca_cmd_create_cq_out *out);
-int shca_cmd_destroy_cq(struct shca_hca *hca,
-			const struct shca_cmd_destroy_cq_in *in);
-int shca_cmd_create_qp(struct shca_hca *hca,
-		       const struct shca_cmd_create_qp_in *in,
-		       struct shca_cmd_create_qp_out *out);
-int shca_cmd_destroy_qp(struct shca_hca *hca,
-			const struct shca_cmd_destroy_qp_in *in);
-int shca_cmd_modify_qp(struct shca_hca *hca,
-		       const struct shca_cmd_modify_qp_in *in);
-int shca_cmd_query_qp(struct shca_hca *hca,
-		      const struct shca_cmd_query_qp_in *in,
-		      struct shca_cmd_query_qp_out *out);
-int shca_cmd_set_roce_address(struct shca_hca *hca,
-			      const struct shca_cmd_set_roce_address_in *in);
+bool hca_pd_valid(struct hca *hca, u32 pdn);
+int hca_cmd_create_mkey(struct hca *hca,
+			 const struct hca_cmd_create_mkey_in *in,
+			 struct hca_cmd_create_mkey_out *out);
+int hca_cmd_destroy_mkey(struct hca *hca,
+			  const struct hca_cmd_destroy_mkey_in *in);
+int hca_cmd_create_cq(struct hca *hca,
+		       const struct hca_cmd_create_cq_in *in,
+		       struct hca_cmd_create_cq_out *out);
+int hca_cmd_destroy_cq(struct hca *hca,
+			const struct hca_cmd_destroy_cq_in *in);
+int hca_cmd_create_qp(struct hca *hca,
+		       const struct hca_cmd_create_qp_in *in,
+		       struct hca_cmd_create_qp_out *out);
+int hca_cmd_destroy_qp(struct hca *hca,
+			const struct hca_cmd_destroy_qp_in *in);
+int hca_cmd_modify_qp(struct hca *hca,
+		       const struct hca_cmd_modify_qp_in *in);
+int hca_cmd_query_qp(struct hca *hca,
+		      const struct hca_cmd_query_qp_in *in,
+		      struct hca_cmd_query_qp_out *out);
+int hca_cmd_set_roce_address(struct hca *hca,
+			      const struct hca_cmd_set_roce_address_in *in);
 
-/* ---- Local fabric (gid.c) --------------------------------------------- */
+/* ---- Local fabric (fabric.c) --------------------------------------------- */
 
 /* hca.c: join / leave the local fabric (may sleep). */
-void shca_fabric_add(struct shca_hca *hca);
-void shca_fabric_del(struct shca_hca *hca);
+void hca_fabric_add(struct hca *hca);
+void hca_fabric_del(struct hca *hca);
 
 /*
  * Find the QP that a packet to @dgid / @dqpn would reach on this host, with
  * a reference held, or NULL (nobody answers: the requester times out).
  */
-struct shca_hca_qp *shca_fabric_find_qp(const u8 dgid[16], u32 dqpn);
+struct hca_qp *hca_fabric_find_qp(const u8 dgid[16], u32 dqpn);
 
 /*
  * A requester's last route: the QP @dgid / @dqpn reached, while no GID
@@ -390,35 +388,35 @@ struct shca_hca_qp *shca_fabric_find_qp(const u8 dgid[16], u32 dqpn);
  * pointer is used only while @gen is current, under RCU (a destroyed QP is
  * freed after a grace period that starts after its change was counted).
  */
-struct shca_route {
-	struct shca_hca_qp *qp;
+struct hca_route {
+	struct hca_qp *qp;
 	u64 gen;
 	u32 dqpn;
 	u8 dgid[16];
 };
 
 /* Bumped by every change a cached route depends on. */
-extern atomic64_t shca_fabric_gen;
+extern atomic64_t hca_fabric_gen;
 
-struct shca_hca_qp *shca_fabric_route_miss(struct shca_route *rt,
+struct hca_qp *hca_fabric_route_miss(struct hca_route *rt,
 					   const u8 dgid[16], u32 dqpn, u64 gen);
 
 /*
- * shca_fabric_find_qp() through @rt, which the caller serialises. Inline,
+ * hca_fabric_find_qp() through @rt, which the caller serialises. Inline,
  * with the preempt-disabling RCU read side (also inline): every transfer
  * takes this path.
  */
-static inline struct shca_hca_qp *shca_fabric_route(struct shca_route *rt,
+static inline struct hca_qp *hca_fabric_route(struct hca_route *rt,
 						    const u8 dgid[16], u32 dqpn)
 {
-	struct shca_hca_qp *qp;
+	struct hca_qp *qp;
 	u64 gen;
 
 	rcu_read_lock_sched();
 	/* Before the lookup's loads, so a route cached with @gen is not
 	 * older than @gen.
 	 */
-	gen = atomic64_read_acquire(&shca_fabric_gen);
+	gen = atomic64_read_acquire(&hca_fabric_gen);
 	qp = rt->qp;
 	if (qp && rt->gen == gen && rt->dqpn == dqpn &&
 	    !memcmp(rt->dgid, dgid, sizeof(rt->dgid)) &&
@@ -427,23 +425,23 @@ static inline struct shca_hca_qp *shca_fabric_route(struct shca_route *rt,
 		return qp;
 	}
 	rcu_read_unlock_sched();
-	return shca_fabric_route_miss(rt, dgid, dqpn, gen);
+	return hca_fabric_route_miss(rt, dgid, dqpn, gen);
 }
 
 /* Something a route depends on changed (a GID, an instance, a QP gone). */
-void shca_fabric_changed(void);
+void hca_fabric_changed(void);
 
-/* ==== Event queues (issue 4; eq.c) ===================================== */
+/* ==== Event queues (eq_ctx.c) ============================================= */
 
-struct shca_eq_hca;
+struct hca_eq_dev;
 
 /* hca.c: EQ state of an instance. Fini WARNs if an EQ was not destroyed. */
-int shca_eq_hca_init(struct shca_hca *hca);
-void shca_eq_hca_fini(struct shca_hca *hca);
+int hca_eq_init(struct hca *hca);
+void hca_eq_fini(struct hca *hca);
 /* hca.c: CREATE_EQ, DESTROY_EQ, QUERY_EQ, GEN_EQE, SET_PORT_STATE, else
  * -EOPNOTSUPP.
  */
-int shca_eq_exec(struct shca_hca *hca, u16 opcode, const void *in,
+int hca_eq_exec(struct hca *hca, u16 opcode, const void *in,
 		 size_t inlen, void *out, size_t outlen);
 
 /*
@@ -453,29 +451,29 @@ int shca_eq_exec(struct shca_hca *hca, u16 opcode, const void *in,
  * it is dropped). Each writes one EQE with the owner bit of its slot,
  * raises the EQ's vector if the EQ is armed, and returns 0, -EINVAL (no
  * such EQ; no EQ takes this async type) or -ENOSPC (EQ full: the EQE was
- * dropped and counted, see SHCA_EVENT_TYPE_EQ_OVERFLOW).
+ * dropped and counted, see HCA_EVENT_TYPE_EQ_OVERFLOW).
  *
- * shca_eq_comp(): a completion event for CQ @cqn on its EQ @eqn (the CQ's
+ * hca_eq_comp(): a completion event for CQ @cqn on its EQ @eqn (the CQ's
  * cq->eqn). The engine calls it once per arm, when an armed CQ's condition
- * is met (seed 5.3), after the CQE is visible. If the EQ is full it sets
+ * is met (seed-map.md §5.3), after the CQE is visible. If the EQ is full it sets
  * *@lost (the CQ's ev_lost), under the EQ's lock; when the driver has
  * drained the EQ, the doorbell that ends the overflow resends the event of
- * every such CQ of that EQ (shca_cq_resend_lost()): one event per consumed
+ * every such CQ of that EQ (hca_cq_resend_lost()): one event per consumed
  * arm, none to a CQ that was not armed.
  */
-int shca_eq_comp(struct shca_hca *hca, u32 eqn, u32 cqn, bool *lost);
-void shca_cq_resend_lost(struct shca_hca *hca, u32 eqn);
+int hca_eq_comp(struct hca *hca, u32 eqn, u32 cqn, bool *lost);
+void hca_cq_resend_lost(struct hca *hca, u32 eqn);
 /* CQ_ERROR on the async EQ (SOFTHCA_CQ_ERROR_SYNDROME_*). */
-int shca_eq_cq_error(struct shca_hca *hca, u32 cqn, u8 syndrome);
+int hca_eq_cq_error(struct hca *hca, u32 cqn, u8 syndrome);
 /* A QP event (SOFTHCA_EVENT_TYPE_WQ_CATAS_ERROR, _LAST_WQE_REACHED, ...;
  * @queue_type SOFTHCA_EVENT_QUEUE_TYPE_*) on the async EQ.
  */
-int shca_eq_qp_event(struct shca_hca *hca, u8 type, u32 qpn, u8 queue_type);
+int hca_eq_qp_event(struct hca *hca, u8 type, u32 qpn, u8 queue_type);
 /* Any EQE: to EQ @eqn, or to the EQ that takes eqe->type. */
-int shca_eq_post(struct shca_hca *hca, u32 eqn,
+int hca_eq_post(struct hca *hca, u32 eqn,
 		 const struct softhca_eqe *eqe);
-int shca_eq_post_async(struct shca_hca *hca, const struct softhca_eqe *eqe);
+int hca_eq_post_async(struct hca *hca, const struct softhca_eqe *eqe);
 /* CREATE_CQ: is @eqn a completion EQ (created with event_mask 0)? */
-bool shca_eq_is_comp(struct shca_hca *hca, u32 eqn);
+bool hca_eq_is_comp(struct hca *hca, u32 eqn);
 
-#endif /* SHCA_HCA_MODEL_H */
+#endif /* HCA_HCA_MODEL_H */

@@ -4,8 +4,8 @@
  * QP's sq_ci: copy it out of the SQ ring once (following the ring wrap),
  * validate only the copy, take the local MKeys, hand the request to the
  * responder QP on the local fabric and complete it (CQE), wait for a retry
- * (RNR NAK, no answer) or fail it (error CQE, QP to ERR). The scatter/gather
- * helpers that move the data for both sides are here too.
+ * (RNR NAK, no answer) or fail it (error CQE, QP to ERR). The data
+ * moves in the responder (responder.c), for both directions.
  *
  * Called with the QP's exec_lock held (engine.c), in process context.
  */
@@ -16,17 +16,17 @@
 #include "engine.h"
 
 /* Retry period of a requester whose local ACK timeout is 0 (infinite). */
-#define SHCA_INFINITE_RETRY_NS	(100 * NSEC_PER_MSEC)
+#define HCA_INFINITE_RETRY_NS	(100 * NSEC_PER_MSEC)
 
 /* IB RNR NAK timer encoding (min_rnr_timer) in units of 10 us. */
-static const u32 shca_rnr_timer_10us[32] = {
+static const u32 hca_rnr_timer_10us[32] = {
 	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
 	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
 	12288, 16384, 24576, 32768, 49152,
 };
 
 /* Copy @len bytes of the SQ ring from byte offset @off, following the wrap. */
-static __always_inline void shca_sq_copy(struct shca_hca_qp *qp, void *dst,
+static __always_inline void hca_sq_copy(struct hca_qp *qp, void *dst,
 					 u32 off, u32 len)
 {
 	u32 size = qp->sq_wqebb_cnt << SOFTHCA_SEND_WQE_SHIFT;
@@ -34,12 +34,12 @@ static __always_inline void shca_sq_copy(struct shca_hca_qp *qp, void *dst,
 
 	off &= size - 1;
 	n = min(len, size - off);
-	shca_copy(dst, qp->sq_buf + off, n);
+	hca_copy(dst, qp->sq_buf + off, n);
 	if (len > n)
-		shca_copy(dst + n, qp->sq_buf, len - n);
+		hca_copy(dst + n, qp->sq_buf, len - n);
 }
 
-static u32 shca_ds_to_nbb(u32 ds)
+static u32 hca_ds_to_wqebbs(u32 ds)
 {
 	return DIV_ROUND_UP(ds * SOFTHCA_DS_SIZE, SOFTHCA_SEND_WQE_BB);
 }
@@ -50,9 +50,9 @@ static u32 shca_ds_to_nbb(u32 ds)
  * (sq_max_wqebbs, granted at CREATE_QP) is stepped over the same way, and
  * failed.
  */
-static u32 shca_max_nbb(struct shca_hca_qp *qp, u16 avail)
+static u32 hca_max_wqebbs(struct hca_qp *qp, u16 avail)
 {
-	u32 max = min_t(u32, qp->hca->caps->max_wqe_size, SHCA_ENG_WQE_MAX) /
+	u32 max = min_t(u32, qp->hca->caps->max_wqe_size, HCA_ENG_WQE_MAX) /
 		  SOFTHCA_SEND_WQE_BB;
 
 	return min3(max, (u32)avail, qp->sq_wqebb_cnt);
@@ -65,12 +65,12 @@ static u32 shca_max_nbb(struct shca_hca_qp *qp, u16 avail)
  * operation error); inline data longer than its max_inline_data is a length
  * error (-EMSGSIZE).
  */
-static __always_inline int shca_wqe_parse_data(struct shca_hca_qp *qp,
-					       struct shca_wqe *w,
+static __always_inline int hca_wqe_parse_data(struct hca_qp *qp,
+					       struct hca_wqe *w,
 					       const u8 *buf, u32 seg,
 					       bool inl_ok, u32 max_sge)
 {
-	const struct shca_caps *caps = qp->hca->caps;
+	const struct hca_caps *caps = qp->hca->caps;
 	const struct softhca_wqe_data_seg *d;
 	u32 first, len, i;
 
@@ -91,10 +91,10 @@ static __always_inline int shca_wqe_parse_data(struct shca_hca_qp *qp,
 		return 0;
 	}
 
-	if (w->ds - seg > min_t(u32, max_sge, SHCA_ENG_SGE_MAX))
+	if (w->ds - seg > min_t(u32, max_sge, HCA_ENG_SGE_MAX))
 		return -EINVAL;
 	for (i = seg; i < w->ds; i++) {
-		struct shca_sge *sge;
+		struct hca_sge *sge;
 
 		d = (const void *)(buf + i * SOFTHCA_DS_SIZE);
 		len = be32_to_cpu(d->byte_count);
@@ -116,10 +116,10 @@ static __always_inline int shca_wqe_parse_data(struct shca_hca_qp *qp,
 }
 
 /* Segments of the WQE copy by opcode (Documentation/queue-formats.md). */
-static int shca_wqe_parse(struct shca_hca_qp *qp, struct shca_wqe *w,
+static int hca_wqe_parse(struct hca_qp *qp, struct hca_wqe *w,
 			  const u8 *buf)
 {
-	const struct shca_caps *caps = qp->hca->caps;
+	const struct hca_caps *caps = qp->hca->caps;
 	const struct softhca_wqe_raddr_seg *r;
 	const struct softhca_wqe_atomic_seg *a;
 	const struct softhca_wqe_data_seg *d;
@@ -129,7 +129,7 @@ static int shca_wqe_parse(struct shca_hca_qp *qp, struct shca_wqe *w,
 		return 0;
 	case SOFTHCA_OPCODE_SEND:
 	case SOFTHCA_OPCODE_SEND_IMM:
-		return shca_wqe_parse_data(qp, w, buf, 1, true,
+		return hca_wqe_parse_data(qp, w, buf, 1, true,
 					   qp->max_send_sge);
 	case SOFTHCA_OPCODE_RDMA_WRITE:
 	case SOFTHCA_OPCODE_RDMA_WRITE_IMM:
@@ -150,10 +150,10 @@ static int shca_wqe_parse(struct shca_hca_qp *qp, struct shca_wqe *w,
 	switch (w->opcode) {
 	case SOFTHCA_OPCODE_RDMA_WRITE:
 	case SOFTHCA_OPCODE_RDMA_WRITE_IMM:
-		return shca_wqe_parse_data(qp, w, buf, 2, true,
+		return hca_wqe_parse_data(qp, w, buf, 2, true,
 					   qp->max_send_sge);
 	case SOFTHCA_OPCODE_RDMA_READ:
-		return shca_wqe_parse_data(qp, w, buf, 2, false,
+		return hca_wqe_parse_data(qp, w, buf, 2, false,
 					   min(qp->max_send_sge,
 					       caps->max_sge_rd));
 	}
@@ -180,21 +180,21 @@ static int shca_wqe_parse(struct shca_hca_qp *qp, struct shca_wqe *w,
  * Copy the WQE at sq_ci out of the ring into ctx->wqe_buf, once, and
  * validate the copy into ctx->wqe. Returns 0, -EINVAL for an invalid WQE or
  * -EMSGSIZE for inline data beyond the QP's max_inline_data;
- * either way wqe->idx, opcode and nbb say what to complete and how far to
+ * either way wqe->idx, opcode and wqebbs say what to complete and how far to
  * step.
  */
-static int shca_wqe_fetch(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
+static int hca_wqe_fetch(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			  u16 posted)
 {
 	struct softhca_wqe_ctrl_seg *ctrl = (void *)ctx->wqe_buf;
 	u16 avail = posted - qp->sq_ci;
-	struct shca_wqe *w = &ctx->wqe;
+	struct hca_wqe *w = &ctx->wqe;
 	u32 off = (u32)qp->sq_ci << SOFTHCA_SEND_WQE_SHIFT;
-	u32 max_nbb = shca_max_nbb(qp, avail);
-	u32 v, qpn_ds, nbb;
+	u32 max_wqebbs = hca_max_wqebbs(qp, avail);
+	u32 v, qpn_ds, wqebbs;
 
 	/* The control segment never wraps: it starts a WQEBB. */
-	shca_sq_copy(qp, ctx->wqe_buf, off, SOFTHCA_SEND_WQE_BB);
+	hca_sq_copy(qp, ctx->wqe_buf, off, SOFTHCA_SEND_WQE_BB);
 	v = be32_to_cpu(ctrl->opmod_idx_opcode);
 	qpn_ds = be32_to_cpu(ctrl->qpn_ds);
 
@@ -206,33 +206,33 @@ static int shca_wqe_fetch(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
 	w->local.n = 0;
 	w->local.len = 0;
 	w->local.inl = NULL;
-	nbb = shca_ds_to_nbb(w->ds);
-	w->nbb = clamp_t(u32, nbb, 1, max_nbb ?: 1);
+	wqebbs = hca_ds_to_wqebbs(w->ds);
+	w->wqebbs = clamp_t(u32, wqebbs, 1, max_wqebbs ?: 1);
 
-	if (!w->ds || nbb > max_nbb || nbb > qp->sq_max_wqebbs)
+	if (!w->ds || wqebbs > max_wqebbs || wqebbs > qp->sq_max_wqebbs)
 		return -EINVAL;
-	if (nbb > 1)
-		shca_sq_copy(qp, ctx->wqe_buf + SOFTHCA_SEND_WQE_BB,
+	if (wqebbs > 1)
+		hca_sq_copy(qp, ctx->wqe_buf + SOFTHCA_SEND_WQE_BB,
 			     off + SOFTHCA_SEND_WQE_BB,
-			     (nbb - 1) * SOFTHCA_SEND_WQE_BB);
+			     (wqebbs - 1) * SOFTHCA_SEND_WQE_BB);
 
 	if (((v & SOFTHCA_WQE_CTRL_IDX_MASK) >> SOFTHCA_WQE_CTRL_IDX_SHIFT) !=
 	    qp->sq_ci ||
 	    qpn_ds >> SOFTHCA_WQE_CTRL_QPN_SHIFT != qp->qpn)
 		return -EINVAL;
-	if ((qp->flags & SHCA_QP_SIGNATURE) &&
-	    shca_xor(ctx->wqe_buf, w->ds * SOFTHCA_DS_SIZE) != 0xff)
+	if ((qp->flags & HCA_QP_SIGNATURE) &&
+	    hca_xor(ctx->wqe_buf, w->ds * SOFTHCA_DS_SIZE) != 0xff)
 		return -EINVAL;
-	return shca_wqe_parse(qp, w, ctx->wqe_buf);
+	return hca_wqe_parse(qp, w, ctx->wqe_buf);
 }
 
 /* ---- one step of the send queue ---------------------------------------- */
 
 /* The QP's path as of its last change; under exec_lock. */
-static const struct shca_path *shca_path_get(struct shca_hca_qp *qp)
+static const struct hca_path *hca_path_get(struct hca_qp *qp)
 {
-	struct shca_engine_qp *e = qp->eng;
-	struct shca_path *p = &e->path;
+	struct hca_engine_qp *e = qp->eng;
+	struct hca_path *p = &e->path;
 	unsigned long flags;
 
 	/* Pairs with the release of the bump after the change. */
@@ -253,31 +253,31 @@ static const struct shca_path *shca_path_get(struct shca_hca_qp *qp)
  * The WQE at sq_ci waits for a timer: it has started (went out once), so
  * an SQD drain completes it first (qp->sq_draining, read by QUERY_QP).
  */
-static void shca_wait_set(struct shca_hca_qp *qp, enum shca_wait_kind kind,
+static void hca_wait_set(struct hca_qp *qp, enum hca_wait_kind kind,
 			  u64 delay_ns)
 {
-	struct shca_engine_qp *e = qp->eng;
+	struct hca_engine_qp *e = qp->eng;
 
 	e->wait_kind = kind;
 	/* Never 0: 0 means "not waiting" to the lockless readers. */
 	WRITE_ONCE(e->wait_until, (ktime_get_ns() + delay_ns) | 1);
 	WRITE_ONCE(qp->sq_draining, true);
-	shca_engine_timer_changed();
+	hca_engine_timer_changed();
 }
 
-void shca_wait_clear(struct shca_hca_qp *qp)
+void hca_wait_clear(struct hca_qp *qp)
 {
-	struct shca_engine_qp *e = qp->eng;
+	struct hca_engine_qp *e = qp->eng;
 
-	e->wait_kind = SHCA_WAIT_NONE;
+	e->wait_kind = HCA_WAIT_NONE;
 	WRITE_ONCE(e->wait_until, 0);
 	WRITE_ONCE(qp->sq_draining, false);
 }
 
-static bool shca_wqe_signaled(struct shca_hca_qp *qp, const struct shca_wqe *w)
+static bool hca_wqe_signaled(struct hca_qp *qp, const struct hca_wqe *w)
 {
 	return (w->fm_ce_se & SOFTHCA_WQE_CTRL_CQ_UPDATE) ||
-	       (qp->flags & SHCA_QP_SQ_SIG_ALL);
+	       (qp->flags & HCA_QP_SQ_SIG_ALL);
 }
 
 /*
@@ -286,7 +286,7 @@ static bool shca_wqe_signaled(struct shca_hca_qp *qp, const struct shca_wqe *w)
  * SQD (with exec_lock, so no WQE is half done) or the engine completing
  * the WQE that was in flight; qp->lock decides who.
  */
-void shca_sq_drained_check(struct shca_hca_qp *qp)
+void hca_sq_drained_check(struct hca_qp *qp)
 {
 	unsigned long flags;
 	bool raise = false;
@@ -298,137 +298,137 @@ void shca_sq_drained_check(struct shca_hca_qp *qp)
 	if (!READ_ONCE(qp->sqd_event))
 		return;
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->sqd_event && qp->state == SHCA_QPS_SQD &&
+	if (qp->sqd_event && qp->state == HCA_QPS_SQD &&
 	    !READ_ONCE(qp->sq_draining)) {
 		WRITE_ONCE(qp->sqd_event, false);
 		raise = true;
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (raise)
-		shca_eq_qp_event(qp->hca, SOFTHCA_EVENT_TYPE_SQ_DRAINED,
+		hca_eq_qp_event(qp->hca, SOFTHCA_EVENT_TYPE_SQ_DRAINED,
 				 qp->qpn, SOFTHCA_EVENT_QUEUE_TYPE_SQ);
 }
 
 /* Complete the current WQE successfully and step over it. */
-static void shca_sq_complete(struct shca_hca_qp *qp, const struct shca_wqe *w)
+static void hca_sq_complete(struct hca_qp *qp, const struct hca_wqe *w)
 {
 	struct softhca_cqe cqe;
 
-	shca_wait_clear(qp);
-	if (shca_wqe_signaled(qp, w)) {
-		shca_cqe_init_req(&cqe, qp, w, w->local.len);
-		if (shca_cqe_write(qp->send_cq, &cqe))
-			shca_qp_fatal(qp);
+	hca_wait_clear(qp);
+	if (hca_wqe_signaled(qp, w)) {
+		hca_cqe_init_req(&cqe, qp, w, w->local.len);
+		if (hca_cqe_write(qp->send_cq, &cqe))
+			hca_qp_fatal(qp);
 	}
-	WRITE_ONCE(qp->sq_ci, qp->sq_ci + w->nbb);
+	WRITE_ONCE(qp->sq_ci, qp->sq_ci + w->wqebbs);
 	/* After its CQE: the event says the SQ is idle. */
-	shca_sq_drained_check(qp);
+	hca_sq_drained_check(qp);
 }
 
 /* Fail the current WQE with @syndrome, step over it, QP to ERR. */
-static void shca_sq_fail(struct shca_hca_qp *qp, const struct shca_wqe *w,
+static void hca_sq_fail(struct hca_qp *qp, const struct hca_wqe *w,
 			 u8 syndrome)
 {
 	struct softhca_cqe cqe;
 
-	shca_wait_clear(qp);
-	shca_cqe_init_err(&cqe, SOFTHCA_CQE_REQ_ERR, qp->qpn, w->opcode, w->idx,
+	hca_wait_clear(qp);
+	hca_cqe_init_err(&cqe, SOFTHCA_CQE_REQ_ERR, qp->qpn, w->opcode, w->idx,
 			  syndrome);
 	/* A CQ that cannot take the CQE makes the error a fatal one. */
-	if (shca_cqe_write(qp->send_cq, &cqe))
-		shca_qp_fatal(qp);
-	WRITE_ONCE(qp->sq_ci, qp->sq_ci + w->nbb);
-	shca_qp_set_err(qp);
+	if (hca_cqe_write(qp->send_cq, &cqe))
+		hca_qp_fatal(qp);
+	WRITE_ONCE(qp->sq_ci, qp->sq_ci + w->wqebbs);
+	hca_qp_set_err(qp);
 }
 
-enum shca_step shca_sq_step(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
+enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			    u16 posted, s64 now)
 {
-	struct shca_engine_qp *e = qp->eng;
-	struct shca_wqe *w = &ctx->wqe;
-	struct shca_hca_qp *resp;
-	const struct shca_path *p;
-	struct shca_answer ans;
+	struct hca_engine_qp *e = qp->eng;
+	struct hca_wqe *w = &ctx->wqe;
+	struct hca_qp *resp;
+	const struct hca_path *p;
+	struct hca_answer ans;
 	u32 access;
 	int err;
 
-	if (e->wait_kind != SHCA_WAIT_NONE && now < e->wait_until)
-		return SHCA_STEP_WAIT;
+	if (e->wait_kind != HCA_WAIT_NONE && now < e->wait_until)
+		return HCA_STEP_WAIT;
 
-	err = shca_wqe_fetch(ctx, qp, posted);
+	err = hca_wqe_fetch(ctx, qp, posted);
 	if (err) {
-		shca_sq_fail(qp, w, err == -EMSGSIZE ?
+		hca_sq_fail(qp, w, err == -EMSGSIZE ?
 			     SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR :
 			     SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
-		return SHCA_STEP_DONE;
+		return HCA_STEP_DONE;
 	}
 
-	p = shca_path_get(qp);
-	if (e->wait_kind == SHCA_WAIT_NONE) {
+	p = hca_path_get(qp);
+	if (e->wait_kind == HCA_WAIT_NONE) {
 		/* A new WQE: fresh retry counters. */
 		e->rnr_left = p->rnr_retry;
 		e->retry_left = p->retry_cnt;
-	} else if (e->wait_kind == SHCA_WAIT_TRANSPORT && p->timeout) {
+	} else if (e->wait_kind == HCA_WAIT_TRANSPORT && p->timeout) {
 		/* The ACK timer expired once more. */
 		if (!e->retry_left) {
-			shca_sq_fail(qp, w,
+			hca_sq_fail(qp, w,
 				     SOFTHCA_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
-			return SHCA_STEP_DONE;
+			return HCA_STEP_DONE;
 		}
 		e->retry_left--;
 	}
 
 	if (w->opcode == SOFTHCA_OPCODE_NOP) {
-		shca_sq_complete(qp, w);
-		return SHCA_STEP_DONE;
+		hca_sq_complete(qp, w);
+		return HCA_STEP_DONE;
 	}
 
 	/* Local checks first: nothing leaves the HCA with a bad lkey. */
 	access = w->opcode == SOFTHCA_OPCODE_RDMA_READ ||
 		 w->opcode == SOFTHCA_OPCODE_ATOMIC_CS ||
 		 w->opcode == SOFTHCA_OPCODE_ATOMIC_FA ?
-		 SHCA_ACCESS_LOCAL_WRITE : SHCA_ACCESS_LOCAL_READ;
-	err = shca_sgl_get(qp->hca, qp->pdn, access, &w->local, w->local.len,
+		 HCA_ACCESS_LOCAL_WRITE : HCA_ACCESS_LOCAL_READ;
+	err = hca_sgl_get(qp->hca, qp->pdn, access, &w->local, w->local.len,
 			   &e->lkeys);
 	if (err) {
-		shca_sq_fail(qp, w, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
-		return SHCA_STEP_DONE;
+		hca_sq_fail(qp, w, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
+		return HCA_STEP_DONE;
 	}
 
-	ans.kind = SHCA_ANS_NONE;
-	resp = shca_fabric_route(&e->route, p->dgid, p->dest_qpn);
+	ans.kind = HCA_ANS_NONE;
+	resp = hca_fabric_route(&e->route, p->dgid, p->dest_qpn);
 	if (resp) {
-		shca_resp_handle(ctx, qp, resp, &ans);
-		shca_qp_put(resp);
+		hca_resp_handle(ctx, qp, resp, &ans);
+		hca_qp_put(resp);
 	}
-	shca_sgl_put(&w->local);
+	hca_sgl_put(&w->local);
 
 	switch (ans.kind) {
-	case SHCA_ANS_ACK:
-		shca_sq_complete(qp, w);
-		return SHCA_STEP_DONE;
-	case SHCA_ANS_NAK:
-		shca_sq_fail(qp, w, ans.syndrome);
-		return SHCA_STEP_DONE;
-	case SHCA_ANS_RNR:
+	case HCA_ANS_ACK:
+		hca_sq_complete(qp, w);
+		return HCA_STEP_DONE;
+	case HCA_ANS_NAK:
+		hca_sq_fail(qp, w, ans.syndrome);
+		return HCA_STEP_DONE;
+	case HCA_ANS_RNR:
 		if (p->rnr_retry != 7) {
 			if (!e->rnr_left) {
-				shca_sq_fail(qp, w,
+				hca_sq_fail(qp, w,
 					     SOFTHCA_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
-				return SHCA_STEP_DONE;
+				return HCA_STEP_DONE;
 			}
 			e->rnr_left--;
 		}
-		shca_wait_set(qp, SHCA_WAIT_RNR,
-			      (u64)shca_rnr_timer_10us[ans.rnr_timer & 31] *
+		hca_wait_set(qp, HCA_WAIT_RNR,
+			      (u64)hca_rnr_timer_10us[ans.rnr_timer & 31] *
 			      10 * NSEC_PER_USEC);
-		return SHCA_STEP_WAIT;
-	case SHCA_ANS_NONE:
+		return HCA_STEP_WAIT;
+	case HCA_ANS_NONE:
 	default:
-		shca_wait_set(qp, SHCA_WAIT_TRANSPORT, p->timeout ?
+		hca_wait_set(qp, HCA_WAIT_TRANSPORT, p->timeout ?
 			      4096ULL << min_t(u8, p->timeout, 31) :
-			      SHCA_INFINITE_RETRY_NS);
-		return SHCA_STEP_WAIT;
+			      HCA_INFINITE_RETRY_NS);
+		return HCA_STEP_WAIT;
 	}
 }
 
@@ -436,26 +436,26 @@ enum shca_step shca_sq_step(struct shca_exec_ctx *ctx, struct shca_hca_qp *qp,
  * The QP is in ERR: complete every posted WQE from sq_ci with WR_FLUSH_ERR,
  * one CQE each, at most @budget of them. Under exec_lock.
  */
-void shca_sq_flush(struct shca_hca_qp *qp, u16 posted, unsigned int budget)
+void hca_sq_flush(struct hca_qp *qp, u16 posted, unsigned int budget)
 {
 	struct softhca_wqe_ctrl_seg ctrl;
 	struct softhca_cqe cqe;
 
-	shca_wait_clear(qp);
+	hca_wait_clear(qp);
 	while (qp->sq_ci != posted && budget--) {
 		u16 avail = posted - qp->sq_ci;
-		u32 nbb;
+		u32 wqebbs;
 
-		shca_sq_copy(qp, &ctrl, (u32)qp->sq_ci << SOFTHCA_SEND_WQE_SHIFT,
+		hca_sq_copy(qp, &ctrl, (u32)qp->sq_ci << SOFTHCA_SEND_WQE_SHIFT,
 			     sizeof(ctrl));
-		nbb = shca_ds_to_nbb(be32_to_cpu(ctrl.qpn_ds) &
+		wqebbs = hca_ds_to_wqebbs(be32_to_cpu(ctrl.qpn_ds) &
 				     SOFTHCA_WQE_CTRL_DS_MASK);
-		nbb = clamp_t(u32, nbb, 1, shca_max_nbb(qp, avail) ?: 1);
-		shca_cqe_init_err(&cqe, SOFTHCA_CQE_REQ_ERR, qp->qpn,
+		wqebbs = clamp_t(u32, wqebbs, 1, hca_max_wqebbs(qp, avail) ?: 1);
+		hca_cqe_init_err(&cqe, SOFTHCA_CQE_REQ_ERR, qp->qpn,
 				  be32_to_cpu(ctrl.opmod_idx_opcode) &
 				  SOFTHCA_WQE_CTRL_OPCODE_MASK,
 				  qp->sq_ci, SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR);
-		shca_cqe_write(qp->send_cq, &cqe);
-		WRITE_ONCE(qp->sq_ci, qp->sq_ci + nbb);
+		hca_cqe_write(qp->send_cq, &cqe);
+		WRITE_ONCE(qp->sq_ci, qp->sq_ci + wqebbs);
 	}
 }

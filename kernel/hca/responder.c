@@ -9,22 +9,22 @@
  *
  * Runs under the responder QP's resp_lock, called by the requester's
  * executor (which holds the requester's exec_lock). The data moves here,
- * for both directions (shca_sgl_copy()).
+ * for both directions (hca_sgl_copy()).
  */
 #include <linux/highmem.h>
 #include <linux/string.h>
 
 #include "engine.h"
 
-u16 shca_rq_posted(struct shca_hca_qp *qp)
+u16 hca_rq_posted(struct hca_qp *qp)
 {
 	return be32_to_cpu(READ_ONCE(qp->dbr->rcv_counter)) &
 	       SOFTHCA_WQ_DBR_MASK;
 }
 
-static bool shca_rq_empty(struct shca_hca_qp *qp)
+static bool hca_rq_empty(struct hca_qp *qp)
 {
-	if (!qp->rq_wqe_cnt || shca_rq_posted(qp) == qp->rq_ci)
+	if (!qp->rq_wqe_cnt || hca_rq_posted(qp) == qp->rq_ci)
 		return true;
 	/* The doorbell record, then the WQE it covers. */
 	smp_rmb();
@@ -36,16 +36,16 @@ static bool shca_rq_empty(struct shca_hca_qp *qp)
  * start of @dst (MKeys): one copy, page to page. Both were sized and
  * acquired for at least @len bytes.
  */
-static __always_inline void shca_sgl_copy(struct shca_exec_ctx *ctx,
-					  struct shca_sgl *dst,
-					  const struct shca_sgl *src, u64 len)
+static __always_inline void hca_sgl_copy(struct hca_exec_ctx *ctx,
+					  struct hca_sgl *dst,
+					  const struct hca_sgl *src, u64 len)
 {
 	unsigned int si = 0, di = 0, chunks = 0;
 	u64 soff = 0, doff = 0;
 
 	while (len) {
-		const struct shca_sge *s = &src->sge[si];
-		struct shca_sge *d = &dst->sge[di];
+		const struct hca_sge *s = &src->sge[si];
+		struct hca_sge *d = &dst->sge[di];
 		struct page *dpage, *spage;
 		size_t dpg, spg, n;
 		void *dp, *sp;
@@ -53,16 +53,16 @@ static __always_inline void shca_sgl_copy(struct shca_exec_ctx *ctx,
 		if (WARN_ON_ONCE(di >= dst->n || !d->mkey ||
 				 (!src->inl && (si >= src->n || !s->mkey))))
 			return;
-		dpage = shca_mkey_page(d->mkey, d->va + doff, &dpg);
+		dpage = hca_mkey_page(d->mkey, d->va + doff, &dpg);
 		n = min3(len, d->len - doff, (u64)(PAGE_SIZE - dpg));
 		dp = kmap_local_page(dpage);
 		if (src->inl) {
-			shca_copy(dp + dpg, src->inl + soff, n);
+			hca_copy(dp + dpg, src->inl + soff, n);
 		} else {
-			spage = shca_mkey_page(s->mkey, s->va + soff, &spg);
+			spage = hca_mkey_page(s->mkey, s->va + soff, &spg);
 			n = min3((u64)n, s->len - soff, (u64)(PAGE_SIZE - spg));
 			sp = kmap_local_page(spage);
-			shca_copy(dp + dpg, sp + spg, n);
+			hca_copy(dp + dpg, sp + spg, n);
 			kunmap_local(sp);
 		}
 		kunmap_local(dp);
@@ -90,31 +90,31 @@ static __always_inline void shca_sgl_copy(struct shca_exec_ctx *ctx,
  * sentinel or the end of the stride, zero-length ones skipped. -EINVAL for
  * a malformed WQE.
  */
-static __always_inline int shca_rwqe_fetch(struct shca_exec_ctx *ctx,
-					   struct shca_hca_qp *qp,
-					   struct shca_sgl *sgl)
+static __always_inline int hca_rwqe_fetch(struct hca_exec_ctx *ctx,
+					   struct hca_qp *qp,
+					   struct hca_sgl *sgl)
 {
 	u32 stride = 1U << qp->rq_wqe_shift;
 	u32 slot = qp->rq_ci & (qp->rq_wqe_cnt - 1);
 	u32 max_sge = min_t(u32, qp->hca->caps->max_recv_sge,
-			    SHCA_ENG_SGE_MAX);
+			    HCA_ENG_SGE_MAX);
 	u32 i = 0, n = 0;
 
-	shca_copy(ctx->rwqe_buf, qp->rq_buf + (slot << qp->rq_wqe_shift), stride);
+	hca_copy(ctx->rwqe_buf, qp->rq_buf + (slot << qp->rq_wqe_shift), stride);
 	if (sgl) {
 		sgl->n = 0;
 		sgl->len = 0;
 		sgl->inl = NULL;
 	}
 
-	if (qp->flags & SHCA_QP_SIGNATURE) {
+	if (qp->flags & HCA_QP_SIGNATURE) {
 		__be32 qpn = cpu_to_be32(qp->qpn);
 		__be16 idx = cpu_to_be16(qp->rq_ci);
 		u8 x;
 
-		x = shca_xor(ctx->rwqe_buf, stride);
-		x ^= shca_xor((const u8 *)&qpn, sizeof(qpn));
-		x ^= shca_xor((const u8 *)&idx, sizeof(idx));
+		x = hca_xor(ctx->rwqe_buf, stride);
+		x ^= hca_xor((const u8 *)&qpn, sizeof(qpn));
+		x ^= hca_xor((const u8 *)&idx, sizeof(idx));
 		if (x != 0xff)
 			return -EINVAL;
 		i = 1;			/* the signature segment */
@@ -125,7 +125,7 @@ static __always_inline int shca_rwqe_fetch(struct shca_exec_ctx *ctx,
 			(const void *)(ctx->rwqe_buf + i * SOFTHCA_DS_SIZE);
 		u32 key = be32_to_cpu(d->lkey);
 		u32 len = be32_to_cpu(d->byte_count);
-		struct shca_sge *sge;
+		struct hca_sge *sge;
 
 		if (key == SOFTHCA_INVALID_LKEY)
 			break;
@@ -149,15 +149,15 @@ static __always_inline int shca_rwqe_fetch(struct shca_exec_ctx *ctx,
  * Answer @syndrome to the requester and move the responder QP to ERR.
  * Returns whether this call moved it there.
  */
-static bool shca_resp_nak(struct shca_exec_ctx *ctx, struct shca_hca_qp *resp,
-			  struct shca_answer *ans, u8 syndrome)
+static bool hca_resp_nak(struct hca_exec_ctx *ctx, struct hca_qp *resp,
+			  struct hca_answer *ans, u8 syndrome)
 {
 	bool moved;
 
-	ans->kind = SHCA_ANS_NAK;
+	ans->kind = HCA_ANS_NAK;
 	ans->syndrome = syndrome;
-	moved = shca_qp_set_err(resp);
-	shca_engine_defer(ctx, resp);
+	moved = hca_qp_set_err(resp);
+	hca_engine_defer(ctx, resp);
 	return moved;
 }
 
@@ -167,37 +167,37 @@ static bool shca_resp_nak(struct shca_exec_ctx *ctx, struct shca_hca_qp *resp,
  * (IBA 11.6.3.1: Local Access Violation / Invalid Request WQ Error; mlx5
  * events 0x11 / 0x10).
  */
-static void shca_resp_nak_rdma(struct shca_exec_ctx *ctx,
-			       struct shca_hca_qp *resp,
-			       struct shca_answer *ans, u8 syndrome)
+static void hca_resp_nak_rdma(struct hca_exec_ctx *ctx,
+			       struct hca_qp *resp,
+			       struct hca_answer *ans, u8 syndrome)
 {
 	u8 type = syndrome == SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR ?
 		  SOFTHCA_EVENT_TYPE_WQ_ACCESS_ERROR :
 		  SOFTHCA_EVENT_TYPE_WQ_INVAL_REQ_ERROR;
 
-	if (shca_resp_nak(ctx, resp, ans, syndrome))
-		shca_eq_qp_event(resp->hca, type, resp->qpn,
+	if (hca_resp_nak(ctx, resp, ans, syndrome))
+		hca_eq_qp_event(resp->hca, type, resp->qpn,
 				 SOFTHCA_EVENT_QUEUE_TYPE_QP);
 }
 
 /* Write a CQE of the responder's receive queue and consume the RQ WQE. */
-static inline void shca_resp_cqe_write(struct shca_exec_ctx *ctx,
-				       struct shca_hca_qp *resp,
+static inline void hca_resp_cqe_write(struct hca_exec_ctx *ctx,
+				       struct hca_qp *resp,
 				       const struct softhca_cqe *cqe)
 {
-	if (shca_cqe_write(resp->recv_cq, cqe)) {
-		shca_qp_fatal(resp);
-		shca_engine_defer(ctx, resp);
+	if (hca_cqe_write(resp->recv_cq, cqe)) {
+		hca_qp_fatal(resp);
+		hca_engine_defer(ctx, resp);
 	}
 	WRITE_ONCE(resp->rq_ci, resp->rq_ci + 1);
 }
 
-static inline void shca_resp_cqe(struct shca_exec_ctx *ctx,
-				 struct shca_hca_qp *req,
-				 struct shca_hca_qp *resp, u8 opcode,
+static inline void hca_resp_cqe(struct hca_exec_ctx *ctx,
+				 struct hca_qp *req,
+				 struct hca_qp *resp, u8 opcode,
 				 u32 byte_cnt)
 {
-	const struct shca_wqe *w = &ctx->wqe;
+	const struct hca_wqe *w = &ctx->wqe;
 	struct softhca_cqe cqe;
 
 	memset(&cqe, 0, sizeof(cqe));
@@ -210,67 +210,67 @@ static inline void shca_resp_cqe(struct shca_exec_ctx *ctx,
 	cqe.op_own = opcode << SOFTHCA_CQE_OPCODE_SHIFT;
 	if (w->fm_ce_se & SOFTHCA_WQE_CTRL_SOLICITED)
 		cqe.op_own |= SOFTHCA_CQE_SE;
-	shca_resp_cqe_write(ctx, resp, &cqe);
+	hca_resp_cqe_write(ctx, resp, &cqe);
 }
 
 /* The RQ WQE at rq_ci fails with @syndrome: error CQE, consumed. */
-static void shca_resp_cqe_err(struct shca_exec_ctx *ctx,
-			      struct shca_hca_qp *resp, u8 syndrome)
+static void hca_resp_cqe_err(struct hca_exec_ctx *ctx,
+			      struct hca_qp *resp, u8 syndrome)
 {
 	struct softhca_cqe cqe;
 
-	shca_cqe_init_err(&cqe, SOFTHCA_CQE_RESP_ERR, resp->qpn, 0,
+	hca_cqe_init_err(&cqe, SOFTHCA_CQE_RESP_ERR, resp->qpn, 0,
 			  resp->rq_ci, syndrome);
-	shca_resp_cqe_write(ctx, resp, &cqe);
+	hca_resp_cqe_write(ctx, resp, &cqe);
 }
 
 /* A malformed RQ WQE: local QP operation error here, remote op error there. */
-static void shca_resp_bad_rwqe(struct shca_exec_ctx *ctx,
-			       struct shca_hca_qp *resp,
-			       struct shca_answer *ans)
+static void hca_resp_bad_rwqe(struct hca_exec_ctx *ctx,
+			       struct hca_qp *resp,
+			       struct hca_answer *ans)
 {
-	shca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
-	shca_resp_nak(ctx, resp, ans, SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR);
+	hca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	hca_resp_nak(ctx, resp, ans, SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR);
 }
 
-static void shca_resp_send(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
-			   struct shca_hca_qp *resp, struct shca_answer *ans)
+static void hca_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *req,
+			   struct hca_qp *resp, struct hca_answer *ans)
 {
-	struct shca_wqe *w = &ctx->wqe;
+	struct hca_wqe *w = &ctx->wqe;
 	u64 len = w->local.len;
 
-	if (shca_rq_empty(resp)) {
-		ans->kind = SHCA_ANS_RNR;
+	if (hca_rq_empty(resp)) {
+		ans->kind = HCA_ANS_RNR;
 		return;
 	}
-	if (shca_rwqe_fetch(ctx, resp, &ctx->remote)) {
-		shca_resp_bad_rwqe(ctx, resp, ans);
+	if (hca_rwqe_fetch(ctx, resp, &ctx->remote)) {
+		hca_resp_bad_rwqe(ctx, resp, ans);
 		return;
 	}
 	if (len > ctx->remote.len) {
-		shca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR);
-		shca_resp_nak(ctx, resp, ans,
+		hca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+		hca_resp_nak(ctx, resp, ans,
 			      SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 		return;
 	}
-	if (shca_sgl_get(resp->hca, resp->pdn, SHCA_ACCESS_LOCAL_WRITE,
+	if (hca_sgl_get(resp->hca, resp->pdn, HCA_ACCESS_LOCAL_WRITE,
 			 &ctx->remote, len, &resp->eng->keys)) {
-		shca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
-		shca_resp_nak(ctx, resp, ans, SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR);
+		hca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
+		hca_resp_nak(ctx, resp, ans, SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR);
 		return;
 	}
-	shca_sgl_copy(ctx, &ctx->remote, &w->local, len);
-	shca_sgl_put(&ctx->remote);
-	shca_resp_cqe(ctx, req, resp, w->opcode == SOFTHCA_OPCODE_SEND_IMM ?
+	hca_sgl_copy(ctx, &ctx->remote, &w->local, len);
+	hca_sgl_put(&ctx->remote);
+	hca_resp_cqe(ctx, req, resp, w->opcode == SOFTHCA_OPCODE_SEND_IMM ?
 		      SOFTHCA_CQE_RESP_SEND_IMM : SOFTHCA_CQE_RESP_SEND, len);
-	ans->kind = SHCA_ANS_ACK;
+	ans->kind = HCA_ANS_ACK;
 }
 
 /* ctx->remote = the one region [raddr, raddr + len) of rkey, acquired. */
-static int shca_resp_rkey(struct shca_exec_ctx *ctx, struct shca_hca_qp *resp,
+static int hca_resp_rkey(struct hca_exec_ctx *ctx, struct hca_qp *resp,
 			  u32 access, u64 len)
 {
-	struct shca_sgl *sgl = &ctx->remote;
+	struct hca_sgl *sgl = &ctx->remote;
 
 	sgl->n = 0;
 	sgl->len = 0;
@@ -284,106 +284,106 @@ static int shca_resp_rkey(struct shca_exec_ctx *ctx, struct shca_hca_qp *resp,
 	sgl->sge[0].key = ctx->wqe.rkey;
 	sgl->sge[0].va = ctx->wqe.raddr;
 	sgl->sge[0].len = len;
-	return shca_sgl_get(resp->hca, resp->pdn, access, sgl, len,
+	return hca_sgl_get(resp->hca, resp->pdn, access, sgl, len,
 			    &resp->eng->keys);
 }
 
-static void shca_resp_write(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
-			    struct shca_hca_qp *resp, u32 qp_access,
-			    struct shca_answer *ans)
+static void hca_resp_write(struct hca_exec_ctx *ctx, struct hca_qp *req,
+			    struct hca_qp *resp, u32 qp_access,
+			    struct hca_answer *ans)
 {
-	struct shca_wqe *w = &ctx->wqe;
+	struct hca_wqe *w = &ctx->wqe;
 	bool imm = w->opcode == SOFTHCA_OPCODE_RDMA_WRITE_IMM;
 	u64 len = w->local.len;
 
-	if (!(qp_access & SHCA_ACCESS_REMOTE_WRITE) ||
-	    shca_resp_rkey(ctx, resp, SHCA_ACCESS_REMOTE_WRITE, len)) {
-		shca_resp_nak_rdma(ctx, resp, ans,
+	if (!(qp_access & HCA_ACCESS_REMOTE_WRITE) ||
+	    hca_resp_rkey(ctx, resp, HCA_ACCESS_REMOTE_WRITE, len)) {
+		hca_resp_nak_rdma(ctx, resp, ans,
 				   SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return;
 	}
 	if (imm) {
 		/* Checked before any byte is placed: an RNR retry redoes all. */
-		if (shca_rq_empty(resp)) {
-			shca_sgl_put(&ctx->remote);
-			ans->kind = SHCA_ANS_RNR;
+		if (hca_rq_empty(resp)) {
+			hca_sgl_put(&ctx->remote);
+			ans->kind = HCA_ANS_RNR;
 			return;
 		}
 		/* The WQE only supplies the completion; its list is unused. */
-		if (shca_rwqe_fetch(ctx, resp, NULL)) {
-			shca_sgl_put(&ctx->remote);
-			shca_resp_bad_rwqe(ctx, resp, ans);
+		if (hca_rwqe_fetch(ctx, resp, NULL)) {
+			hca_sgl_put(&ctx->remote);
+			hca_resp_bad_rwqe(ctx, resp, ans);
 			return;
 		}
 	}
-	shca_sgl_copy(ctx, &ctx->remote, &w->local, len);
-	shca_sgl_put(&ctx->remote);
+	hca_sgl_copy(ctx, &ctx->remote, &w->local, len);
+	hca_sgl_put(&ctx->remote);
 	if (imm)
-		shca_resp_cqe(ctx, req, resp, SOFTHCA_CQE_RESP_WR_IMM, len);
-	ans->kind = SHCA_ANS_ACK;
+		hca_resp_cqe(ctx, req, resp, SOFTHCA_CQE_RESP_WR_IMM, len);
+	ans->kind = HCA_ANS_ACK;
 }
 
-static void shca_resp_read(struct shca_exec_ctx *ctx,
-			   struct shca_hca_qp *resp, u32 qp_access,
-			   struct shca_answer *ans)
+static void hca_resp_read(struct hca_exec_ctx *ctx,
+			   struct hca_qp *resp, u32 qp_access,
+			   struct hca_answer *ans)
 {
-	struct shca_wqe *w = &ctx->wqe;
+	struct hca_wqe *w = &ctx->wqe;
 	u64 len = w->local.len;
 
-	if (!(qp_access & SHCA_ACCESS_REMOTE_READ) ||
-	    shca_resp_rkey(ctx, resp, SHCA_ACCESS_REMOTE_READ, len)) {
-		shca_resp_nak_rdma(ctx, resp, ans,
+	if (!(qp_access & HCA_ACCESS_REMOTE_READ) ||
+	    hca_resp_rkey(ctx, resp, HCA_ACCESS_REMOTE_READ, len)) {
+		hca_resp_nak_rdma(ctx, resp, ans,
 				   SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return;
 	}
-	shca_sgl_copy(ctx, &w->local, &ctx->remote, len);
-	shca_sgl_put(&ctx->remote);
-	ans->kind = SHCA_ANS_ACK;
+	hca_sgl_copy(ctx, &w->local, &ctx->remote, len);
+	hca_sgl_put(&ctx->remote);
+	ans->kind = HCA_ANS_ACK;
 }
 
-static void shca_resp_atomic(struct shca_exec_ctx *ctx,
-			     struct shca_hca_qp *resp, u32 qp_access,
-			     struct shca_answer *ans)
+static void hca_resp_atomic(struct hca_exec_ctx *ctx,
+			     struct hca_qp *resp, u32 qp_access,
+			     struct hca_answer *ans)
 {
-	struct shca_wqe *w = &ctx->wqe;
-	struct shca_hca_mkey *mkey;
+	struct hca_wqe *w = &ctx->wqe;
+	struct hca_mkey *mkey;
 	u64 orig;
 
-	if (!(qp_access & SHCA_ACCESS_REMOTE_ATOMIC)) {
-		shca_resp_nak_rdma(ctx, resp, ans,
+	if (!(qp_access & HCA_ACCESS_REMOTE_ATOMIC)) {
+		hca_resp_nak_rdma(ctx, resp, ans,
 				   SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return;
 	}
 	if (w->raddr & (SOFTHCA_ATOMIC_SIZE - 1)) {
-		shca_resp_nak_rdma(ctx, resp, ans,
+		hca_resp_nak_rdma(ctx, resp, ans,
 				   SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 		return;
 	}
-	if (shca_resp_rkey(ctx, resp, SHCA_ACCESS_REMOTE_ATOMIC,
+	if (hca_resp_rkey(ctx, resp, HCA_ACCESS_REMOTE_ATOMIC,
 			   SOFTHCA_ATOMIC_SIZE)) {
-		shca_resp_nak_rdma(ctx, resp, ans,
+		hca_resp_nak_rdma(ctx, resp, ans,
 				   SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return;
 	}
 	mkey = ctx->remote.sge[0].mkey;
 	if (w->opcode == SOFTHCA_OPCODE_ATOMIC_CS)
-		orig = shca_mkey_atomic_cas(mkey, w->raddr, w->compare,
+		orig = hca_mkey_atomic_cas(mkey, w->raddr, w->compare,
 					    w->swap_add);
 	else
-		orig = shca_mkey_atomic_fadd(mkey, w->raddr, w->swap_add);
-	shca_sgl_put(&ctx->remote);
+		orig = hca_mkey_atomic_fadd(mkey, w->raddr, w->swap_add);
+	hca_sgl_put(&ctx->remote);
 	/* The original value, in host order, into the requester's buffer. */
-	shca_mkey_write(w->local.sge[0].mkey, w->local.sge[0].va, &orig,
+	hca_mkey_write(w->local.sge[0].mkey, w->local.sge[0].va, &orig,
 			sizeof(orig));
-	ans->kind = SHCA_ANS_ACK;
+	ans->kind = HCA_ANS_ACK;
 }
 
 /* The responder's attributes as of their last change; under resp_lock. */
-static const struct shca_resp_attrs *
-shca_resp_attrs_get(struct shca_hca_qp *qp)
+static const struct hca_resp_attrs *
+hca_resp_attrs_get(struct hca_qp *qp)
 {
-	struct shca_engine_qp *e = qp->eng;
-	struct shca_resp_attrs *a = &e->resp;
+	struct hca_engine_qp *e = qp->eng;
+	struct hca_resp_attrs *a = &e->resp;
 	unsigned long flags;
 
 	/* Pairs with the release of the bump after the change. */
@@ -399,13 +399,13 @@ shca_resp_attrs_get(struct shca_hca_qp *qp)
 	return a;
 }
 
-void shca_resp_handle(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
-		      struct shca_hca_qp *resp, struct shca_answer *ans)
+void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,
+		      struct hca_qp *resp, struct hca_answer *ans)
 {
-	const struct shca_resp_attrs *a;
-	enum shca_qp_state state;
+	const struct hca_resp_attrs *a;
+	enum hca_qp_state state;
 
-	ans->kind = SHCA_ANS_NONE;
+	ans->kind = HCA_ANS_NONE;
 	/*
 	 * Uncontended on the fast path: one call instead of two (the
 	 * executor's loop keeps a preemption point per WQE). Lockdep sees
@@ -414,44 +414,44 @@ void shca_resp_handle(struct shca_exec_ctx *ctx, struct shca_hca_qp *req,
 	if (!mutex_trylock(&resp->eng->resp_lock))
 		mutex_lock(&resp->eng->resp_lock);
 
-	a = shca_resp_attrs_get(resp);
+	a = hca_resp_attrs_get(resp);
 	state = READ_ONCE(resp->state);
 	/* A QP that cannot receive, or is connected elsewhere, drops it. */
-	if (!shca_qp_state_receives(state) || a->dest_qpn != req->qpn)
+	if (!hca_qp_state_receives(state) || a->dest_qpn != req->qpn)
 		goto out;
 	/*
 	 * The first request a QP in RTR receives: Communication Established
 	 * (IBA 11.6.3.1; mlx5 event 0x02), once until the QP is reset.
 	 */
-	if (unlikely(state == SHCA_QPS_RTR) && !resp->eng->comm_est) {
+	if (unlikely(state == HCA_QPS_RTR) && !resp->eng->comm_est) {
 		resp->eng->comm_est = true;
-		shca_eq_qp_event(resp->hca, SOFTHCA_EVENT_TYPE_COMM_EST, resp->qpn,
+		hca_eq_qp_event(resp->hca, SOFTHCA_EVENT_TYPE_COMM_EST, resp->qpn,
 				 SOFTHCA_EVENT_QUEUE_TYPE_QP);
 	}
 
 	switch (ctx->wqe.opcode) {
 	case SOFTHCA_OPCODE_SEND:
 	case SOFTHCA_OPCODE_SEND_IMM:
-		shca_resp_send(ctx, req, resp, ans);
+		hca_resp_send(ctx, req, resp, ans);
 		break;
 	case SOFTHCA_OPCODE_RDMA_WRITE:
 	case SOFTHCA_OPCODE_RDMA_WRITE_IMM:
-		shca_resp_write(ctx, req, resp, a->access_flags, ans);
+		hca_resp_write(ctx, req, resp, a->access_flags, ans);
 		break;
 	case SOFTHCA_OPCODE_RDMA_READ:
 	case SOFTHCA_OPCODE_ATOMIC_CS:
 	case SOFTHCA_OPCODE_ATOMIC_FA:
 		/* No responder resources: Invalid Request (as ConnectX, rxe). */
 		if (!a->max_dest_rd_atomic)
-			shca_resp_nak_rdma(ctx, resp, ans,
+			hca_resp_nak_rdma(ctx, resp, ans,
 					   SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 		else if (ctx->wqe.opcode == SOFTHCA_OPCODE_RDMA_READ)
-			shca_resp_read(ctx, resp, a->access_flags, ans);
+			hca_resp_read(ctx, resp, a->access_flags, ans);
 		else
-			shca_resp_atomic(ctx, resp, a->access_flags, ans);
+			hca_resp_atomic(ctx, resp, a->access_flags, ans);
 		break;
 	}
-	if (ans->kind == SHCA_ANS_RNR)
+	if (ans->kind == HCA_ANS_RNR)
 		ans->rnr_timer = a->min_rnr_timer;
 out:
 	mutex_unlock(&resp->eng->resp_lock);
@@ -461,7 +461,7 @@ out:
  * The QP is in ERR: complete every posted RQ WQE from rq_ci with
  * WR_FLUSH_ERR, one CQE each, at most @budget of them.
  */
-void shca_rq_flush(struct shca_hca_qp *qp, unsigned int budget)
+void hca_rq_flush(struct hca_qp *qp, unsigned int budget)
 {
 	struct softhca_cqe cqe;
 	u16 posted;
@@ -470,13 +470,13 @@ void shca_rq_flush(struct shca_hca_qp *qp, unsigned int budget)
 		return;
 	mutex_lock(&qp->eng->resp_lock);
 	/* Not if a RESET (which forgets the queues) came in between. */
-	if (READ_ONCE(qp->state) == SHCA_QPS_ERR) {
-		posted = shca_rq_posted(qp);
+	if (READ_ONCE(qp->state) == HCA_QPS_ERR) {
+		posted = hca_rq_posted(qp);
 		while (qp->rq_ci != posted && budget--) {
-			shca_cqe_init_err(&cqe, SOFTHCA_CQE_RESP_ERR, qp->qpn, 0,
+			hca_cqe_init_err(&cqe, SOFTHCA_CQE_RESP_ERR, qp->qpn, 0,
 					  qp->rq_ci,
 					  SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR);
-			shca_cqe_write(qp->recv_cq, &cqe);
+			hca_cqe_write(qp->recv_cq, &cqe);
 			WRITE_ONCE(qp->rq_ci, qp->rq_ci + 1);
 		}
 	}

@@ -3,7 +3,7 @@
 # The data path unit test (tests/unit/datapath.c: post_send, post_recv,
 # poll_cq, the extended post-send API, three threads) built for aarch64 and
 # run under qemu-aarch64: the provider's data path with the aarch64
-# barriers and the NEON BlueFlame copy (DESIGN.md §7). It calls nothing in
+# barriers and the NEON BlueFlame copy (design.md §7). It calls nothing in
 # libibverbs, so it links statically without an aarch64 libibverbs. TAP;
 # skips without a cross compiler or qemu-aarch64.
 set -u

@@ -48,7 +48,7 @@ void softhca_lock_destroy(struct softhca_lock *l)
 
 static int wake_calls;
 
-int softhca_engine_wake(struct softhca_context *ctx)
+int softhca_wakeup_call(struct softhca_context *ctx)
 {
 	(void)ctx;
 	wake_calls++;

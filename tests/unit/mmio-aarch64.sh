@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# user/mmio.h on aarch64 (DESIGN.md §7): cross-compile the mmio unit test,
+# user/mmio.h on aarch64 (design.md §7): cross-compile the mmio unit test,
 # check that the seed's barrier instructions are in it, and run it under
 # qemu-aarch64 when that is installed. TAP; skips without a cross compiler.
 # (`make provider-aarch64` compile-checks the provider sources.)

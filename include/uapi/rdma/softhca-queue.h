@@ -275,7 +275,7 @@ struct softhca_eqe {
 
 /* ------------------------------------------------------------------------
  * Doorbell records: host memory the provider writes and the HCA polls
- * (DESIGN.md §5: the DBR is the truth, a UAR store is only the wake-up).
+ * (design.md §5: the DBR is the truth, a UAR store is only the wake-up).
  */
 
 /* Per QP: 16-bit producer counters in the low half of a big-endian word.
@@ -315,7 +315,7 @@ struct softhca_cq_dbr {
 #define SOFTHCA_CQ_DB_CI_MASK		0x00ffffff
 
 /* ------------------------------------------------------------------------
- * Engine flags page (DESIGN.md §5): one page per device, written only by
+ * Engine flags page (design.md §5): one page per device, written only by
  * the engine, mapped read-only by the provider. Host byte order: it is a
  * software handshake, not a device format.
  * Before it sleeps the engine sets SOFTHCA_ENGINE_NEED_WAKEUP, issues a full

@@ -14,20 +14,20 @@
 
 #include "model.h"
 
-#define SHCA_QPN_MIN		2
-#define SHCA_QP_FLAGS_ALL	(SHCA_QP_SIGNATURE | SHCA_QP_SQ_SIG_ALL | \
-				 SHCA_QP_RLKEY)
-/* Every SHCA_QP_ATTR_* bit: PKEY_INDEX is the highest. */
-#define SHCA_QP_ATTR_ALL	((SHCA_QP_ATTR_SQD_NOTIFY << 1) - 1)
+#define HCA_QPN_MIN		2
+#define HCA_QP_FLAGS_ALL	(HCA_QP_SIGNATURE | HCA_QP_SQ_SIG_ALL | \
+				 HCA_QP_RLKEY)
+/* Every HCA_QP_ATTR_* bit: PKEY_INDEX is the highest. */
+#define HCA_QP_ATTR_ALL	((HCA_QP_ATTR_SQD_NOTIFY << 1) - 1)
 
-static bool shca_qp_in_valid(struct shca_hca *hca,
-			     const struct shca_cmd_create_qp_in *in)
+static bool hca_qp_in_valid(struct hca *hca,
+			     const struct hca_cmd_create_qp_in *in)
 {
-	const struct shca_caps *caps = hca->caps;
+	const struct hca_caps *caps = hca->caps;
 	u32 max_stride = roundup_pow_of_two(SOFTHCA_DS_SIZE *
 					    (caps->max_recv_sge + 1));
 
-	if (!shca_hca_pd_valid(hca, in->pdn) || (in->flags & ~SHCA_QP_FLAGS_ALL))
+	if (!hca_pd_valid(hca, in->pdn) || (in->flags & ~HCA_QP_FLAGS_ALL))
 		return false;
 	if (!in->sq_buf || !in->dbr || !is_power_of_2(in->sq_wqebb_cnt) ||
 	    in->sq_wqebb_cnt > caps->max_sq_wqebbs)
@@ -47,16 +47,16 @@ static bool shca_qp_in_valid(struct shca_hca *hca,
 	       in->max_inline_data <= caps->max_inline_data;
 }
 
-int shca_cmd_create_qp(struct shca_hca *hca,
-		       const struct shca_cmd_create_qp_in *in,
-		       struct shca_cmd_create_qp_out *out)
+int hca_cmd_create_qp(struct hca *hca,
+		       const struct hca_cmd_create_qp_in *in,
+		       struct hca_cmd_create_qp_out *out)
 {
-	struct shca_hca_qp *qp;
+	struct hca_qp *qp;
 	void *old;
 	u32 qpn;
 	int err;
 
-	if (!shca_qp_in_valid(hca, in))
+	if (!hca_qp_in_valid(hca, in))
 		return -EINVAL;
 	if (atomic_inc_return(&hca->num_qps) > hca->caps->max_qp) {
 		err = -ENOSPC;
@@ -71,7 +71,7 @@ int shca_cmd_create_qp(struct shca_hca *hca,
 	qp->hca = hca;
 	/* The PD number the engine checks keys against (model.h). */
 	qp->pdn = in->pdn |
-		  (in->flags & SHCA_QP_RLKEY ? SHCA_PDN_RLKEY : 0);
+		  (in->flags & HCA_QP_RLKEY ? HCA_PDN_RLKEY : 0);
 	qp->sq_buf = in->sq_buf;
 	qp->sq_wqebb_cnt = in->sq_wqebb_cnt;
 	qp->rq_buf = in->rq_wqe_cnt ? in->rq_buf : NULL;
@@ -85,21 +85,21 @@ int shca_cmd_create_qp(struct shca_hca *hca,
 	refcount_set(&qp->users, 1);
 	init_completion(&qp->free);
 	spin_lock_init(&qp->lock);
-	qp->state = SHCA_QPS_RESET;
+	qp->state = HCA_QPS_RESET;
 	qp->attrs_gen = 1;
 	INIT_LIST_HEAD(&qp->eng_node);
 
 	err = -EINVAL;
-	qp->send_cq = shca_cq_get(hca, in->send_cqn);
+	qp->send_cq = hca_cq_get(hca, in->send_cqn);
 	if (!qp->send_cq)
 		goto err_free;
-	qp->recv_cq = shca_cq_get(hca, in->recv_cqn);
+	qp->recv_cq = hca_cq_get(hca, in->recv_cqn);
 	if (!qp->recv_cq)
 		goto err_free;
 
-	/* Reserved: shca_qp_get() does not find it before it is stored. */
+	/* Reserved: hca_qp_get() does not find it before it is stored. */
 	err = xa_alloc_cyclic(&hca->qps, &qpn, NULL,
-			      XA_LIMIT(SHCA_QPN_MIN, SOFTHCA_24BIT_MASK),
+			      XA_LIMIT(HCA_QPN_MIN, SOFTHCA_24BIT_MASK),
 			      &hca->qp_next, GFP_KERNEL);
 	if (err < 0) {
 		if (err == -EBUSY)
@@ -108,14 +108,14 @@ int shca_cmd_create_qp(struct shca_hca *hca,
 	}
 	qp->qpn = qpn;
 
-	err = shca_engine_qp_init(qp);
+	err = hca_engine_qp_init(qp);
 	if (err)
 		goto err_erase;
 
 	old = xa_store(&hca->qps, qpn, qp, GFP_KERNEL);
 	if (xa_is_err(old)) {
 		err = xa_err(old);
-		shca_engine_qp_fini(qp);
+		hca_engine_qp_fini(qp);
 		goto err_erase;
 	}
 	out->qpn = qpn;
@@ -125,9 +125,9 @@ err_erase:
 	xa_erase(&hca->qps, qpn);
 err_free:
 	if (qp->recv_cq)
-		shca_cq_put(qp->recv_cq);
+		hca_cq_put(qp->recv_cq);
 	if (qp->send_cq)
-		shca_cq_put(qp->send_cq);
+		hca_cq_put(qp->send_cq);
 	kfree(qp);
 err_count:
 	atomic_dec(&hca->num_qps);
@@ -135,26 +135,26 @@ err_count:
 }
 
 /* Move @qp to RESET (DESTROY_QP); the engine forgets it. */
-static void shca_qp_reset(struct shca_hca_qp *qp)
+static void hca_qp_reset(struct hca_qp *qp)
 {
-	enum shca_qp_state old;
+	enum hca_qp_state old;
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	old = qp->state;
-	qp->state = SHCA_QPS_RESET;
+	qp->state = HCA_QPS_RESET;
 	memset(&qp->attrs, 0, sizeof(qp->attrs));
 	/* The attributes, then the generation the engine's copies check. */
 	smp_store_release(&qp->attrs_gen, qp->attrs_gen + 1);
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (old != SHCA_QPS_RESET)
-		shca_engine_qp_state_changed(qp, old);
+	if (old != HCA_QPS_RESET)
+		hca_engine_qp_state_changed(qp, old);
 }
 
-int shca_cmd_destroy_qp(struct shca_hca *hca,
-			const struct shca_cmd_destroy_qp_in *in)
+int hca_cmd_destroy_qp(struct hca *hca,
+			const struct hca_cmd_destroy_qp_in *in)
 {
-	struct shca_hca_qp *qp;
+	struct hca_qp *qp;
 
 	/* A reserved QPN (CREATE_QP still running) loads as NULL. */
 	xa_lock(&hca->qps);
@@ -167,134 +167,134 @@ int shca_cmd_destroy_qp(struct shca_hca *hca,
 	xa_unlock(&hca->qps);
 
 	/* As mlx5: a QP is taken to RESET before it is destroyed. */
-	shca_qp_reset(qp);
+	hca_qp_reset(qp);
 
 	xa_lock(&hca->qps);
 	if (xa_load(&hca->qps, in->qpn) != qp) {
 		/* A concurrent DESTROY_QP of the same QPN won. */
 		xa_unlock(&hca->qps);
-		shca_qp_put(qp);
+		hca_qp_put(qp);
 		return -EINVAL;
 	}
 	__xa_erase(&hca->qps, in->qpn);
 	xa_unlock(&hca->qps);
 	/* Before kfree_rcu(): cached routes to it are stale from here. */
-	shca_fabric_changed();
+	hca_fabric_changed();
 
-	shca_qp_put(qp);
+	hca_qp_put(qp);
 	if (!refcount_dec_and_test(&qp->users))
 		wait_for_completion(&qp->free);
 
-	shca_engine_qp_fini(qp);
-	shca_cq_put(qp->recv_cq);
-	shca_cq_put(qp->send_cq);
+	hca_engine_qp_fini(qp);
+	hca_cq_put(qp->recv_cq);
+	hca_cq_put(qp->send_cq);
 	atomic_dec(&hca->num_qps);
 	kfree_rcu(qp, rcu);
 	return 0;
 }
 
 /* Copy the attributes selected by @mask from @src to @dst. */
-static void shca_qp_apply(struct shca_qp_attrs *dst,
-			  const struct shca_qp_attrs *src, u32 mask)
+static void hca_qp_apply(struct hca_qp_attrs *dst,
+			  const struct hca_qp_attrs *src, u32 mask)
 {
-	if (mask & SHCA_QP_ATTR_ACCESS)
+	if (mask & HCA_QP_ATTR_ACCESS)
 		dst->access_flags = src->access_flags;
-	if (mask & SHCA_QP_ATTR_PATH) {
+	if (mask & HCA_QP_ATTR_PATH) {
 		memcpy(dst->dgid, src->dgid, sizeof(dst->dgid));
 		dst->sgid_index = src->sgid_index;
 		dst->hop_limit = src->hop_limit;
 		dst->traffic_class = src->traffic_class;
 		dst->flow_label = src->flow_label;
 	}
-	if (mask & SHCA_QP_ATTR_PATH_MTU)
+	if (mask & HCA_QP_ATTR_PATH_MTU)
 		dst->path_mtu = src->path_mtu;
-	if (mask & SHCA_QP_ATTR_DEST_QPN)
+	if (mask & HCA_QP_ATTR_DEST_QPN)
 		dst->dest_qpn = src->dest_qpn;
-	if (mask & SHCA_QP_ATTR_RQ_PSN)
+	if (mask & HCA_QP_ATTR_RQ_PSN)
 		dst->rq_psn = src->rq_psn;
-	if (mask & SHCA_QP_ATTR_SQ_PSN)
+	if (mask & HCA_QP_ATTR_SQ_PSN)
 		dst->sq_psn = src->sq_psn;
-	if (mask & SHCA_QP_ATTR_MIN_RNR_TIMER)
+	if (mask & HCA_QP_ATTR_MIN_RNR_TIMER)
 		dst->min_rnr_timer = src->min_rnr_timer;
-	if (mask & SHCA_QP_ATTR_RNR_RETRY)
+	if (mask & HCA_QP_ATTR_RNR_RETRY)
 		dst->rnr_retry = src->rnr_retry;
-	if (mask & SHCA_QP_ATTR_RETRY_CNT)
+	if (mask & HCA_QP_ATTR_RETRY_CNT)
 		dst->retry_cnt = src->retry_cnt;
-	if (mask & SHCA_QP_ATTR_TIMEOUT)
+	if (mask & HCA_QP_ATTR_TIMEOUT)
 		dst->timeout = src->timeout;
-	if (mask & SHCA_QP_ATTR_MAX_RD_ATOMIC)
+	if (mask & HCA_QP_ATTR_MAX_RD_ATOMIC)
 		dst->max_rd_atomic = src->max_rd_atomic;
-	if (mask & SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC)
+	if (mask & HCA_QP_ATTR_MAX_DEST_RD_ATOMIC)
 		dst->max_dest_rd_atomic = src->max_dest_rd_atomic;
-	if (mask & SHCA_QP_ATTR_PORT)
+	if (mask & HCA_QP_ATTR_PORT)
 		dst->port = src->port;
-	if (mask & SHCA_QP_ATTR_PKEY_INDEX)
+	if (mask & HCA_QP_ATTR_PKEY_INDEX)
 		dst->pkey_index = src->pkey_index;
-	if (mask & SHCA_QP_ATTR_SQD_NOTIFY)
+	if (mask & HCA_QP_ATTR_SQD_NOTIFY)
 		dst->sqd_notify = src->sqd_notify;
 }
 
 /* What firmware checks itself; the driver checked the IB rules before. */
-static bool shca_qp_attrs_valid(struct shca_hca *hca,
-				const struct shca_cmd_modify_qp_in *in)
+static bool hca_qp_attrs_valid(struct hca *hca,
+				const struct hca_cmd_modify_qp_in *in)
 {
-	const struct shca_caps *caps = hca->caps;
-	const struct shca_qp_attrs *a = &in->attrs;
+	const struct hca_caps *caps = hca->caps;
+	const struct hca_qp_attrs *a = &in->attrs;
 	u32 mask = in->attr_mask;
 
-	if (in->cur_state > SHCA_QPS_ERR || in->new_state > SHCA_QPS_ERR ||
-	    (mask & ~SHCA_QP_ATTR_ALL))
+	if (in->cur_state > HCA_QPS_ERR || in->new_state > HCA_QPS_ERR ||
+	    (mask & ~HCA_QP_ATTR_ALL))
 		return false;
-	if ((mask & SHCA_QP_ATTR_ACCESS) &&
-	    (a->access_flags & ~(SHCA_ACCESS_REMOTE_WRITE |
-				 SHCA_ACCESS_REMOTE_READ |
-				 SHCA_ACCESS_REMOTE_ATOMIC)))
+	if ((mask & HCA_QP_ATTR_ACCESS) &&
+	    (a->access_flags & ~(HCA_ACCESS_REMOTE_WRITE |
+				 HCA_ACCESS_REMOTE_READ |
+				 HCA_ACCESS_REMOTE_ATOMIC)))
 		return false;
-	if ((mask & SHCA_QP_ATTR_PATH) && a->sgid_index >= caps->gid_tbl_len)
+	if ((mask & HCA_QP_ATTR_PATH) && a->sgid_index >= caps->gid_tbl_len)
 		return false;
-	if ((mask & SHCA_QP_ATTR_PATH_MTU) &&
+	if ((mask & HCA_QP_ATTR_PATH_MTU) &&
 	    (a->path_mtu < 256 || a->path_mtu > caps->max_mtu ||
 	     !is_power_of_2(a->path_mtu)))
 		return false;
-	if ((mask & SHCA_QP_ATTR_DEST_QPN) && a->dest_qpn > SOFTHCA_24BIT_MASK)
+	if ((mask & HCA_QP_ATTR_DEST_QPN) && a->dest_qpn > SOFTHCA_24BIT_MASK)
 		return false;
-	if ((mask & SHCA_QP_ATTR_RQ_PSN) && a->rq_psn > SOFTHCA_24BIT_MASK)
+	if ((mask & HCA_QP_ATTR_RQ_PSN) && a->rq_psn > SOFTHCA_24BIT_MASK)
 		return false;
-	if ((mask & SHCA_QP_ATTR_SQ_PSN) && a->sq_psn > SOFTHCA_24BIT_MASK)
+	if ((mask & HCA_QP_ATTR_SQ_PSN) && a->sq_psn > SOFTHCA_24BIT_MASK)
 		return false;
-	if ((mask & SHCA_QP_ATTR_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+	if ((mask & HCA_QP_ATTR_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
 		return false;
-	if ((mask & SHCA_QP_ATTR_RNR_RETRY) && a->rnr_retry > 7)
+	if ((mask & HCA_QP_ATTR_RNR_RETRY) && a->rnr_retry > 7)
 		return false;
-	if ((mask & SHCA_QP_ATTR_RETRY_CNT) && a->retry_cnt > 7)
+	if ((mask & HCA_QP_ATTR_RETRY_CNT) && a->retry_cnt > 7)
 		return false;
-	if ((mask & SHCA_QP_ATTR_TIMEOUT) && a->timeout > 31)
+	if ((mask & HCA_QP_ATTR_TIMEOUT) && a->timeout > 31)
 		return false;
-	if ((mask & SHCA_QP_ATTR_MAX_RD_ATOMIC) &&
+	if ((mask & HCA_QP_ATTR_MAX_RD_ATOMIC) &&
 	    a->max_rd_atomic > caps->max_qp_init_rd_atom)
 		return false;
-	if ((mask & SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC) &&
+	if ((mask & HCA_QP_ATTR_MAX_DEST_RD_ATOMIC) &&
 	    a->max_dest_rd_atomic > caps->max_qp_rd_atom)
 		return false;
-	if ((mask & SHCA_QP_ATTR_PORT) && a->port != 1)
+	if ((mask & HCA_QP_ATTR_PORT) && a->port != 1)
 		return false;
-	if ((mask & SHCA_QP_ATTR_PKEY_INDEX) &&
+	if ((mask & HCA_QP_ATTR_PKEY_INDEX) &&
 	    a->pkey_index >= caps->pkey_tbl_len)
 		return false;
 	return true;
 }
 
-int shca_cmd_modify_qp(struct shca_hca *hca,
-		       const struct shca_cmd_modify_qp_in *in)
+int hca_cmd_modify_qp(struct hca *hca,
+		       const struct hca_cmd_modify_qp_in *in)
 {
-	enum shca_qp_state old;
-	struct shca_hca_qp *qp;
+	enum hca_qp_state old;
+	struct hca_qp *qp;
 	unsigned long flags;
 	int err = 0;
 
-	if (!shca_qp_attrs_valid(hca, in))
+	if (!hca_qp_attrs_valid(hca, in))
 		return -EINVAL;
-	qp = shca_qp_get(hca, in->qpn);
+	qp = hca_qp_get(hca, in->qpn);
 	if (!qp)
 		return -EINVAL;
 
@@ -303,15 +303,15 @@ int shca_cmd_modify_qp(struct shca_hca *hca,
 	if (old != in->cur_state) {
 		/* The engine moved it (to ERR) since the driver looked. */
 		err = -EAGAIN;
-	} else if (in->new_state == SHCA_QPS_RESET) {
+	} else if (in->new_state == HCA_QPS_RESET) {
 		/* A QP in RESET keeps no context. */
-		qp->state = SHCA_QPS_RESET;
+		qp->state = HCA_QPS_RESET;
 		memset(&qp->attrs, 0, sizeof(qp->attrs));
 	} else {
-		shca_qp_apply(&qp->attrs, &in->attrs, in->attr_mask);
+		hca_qp_apply(&qp->attrs, &in->attrs, in->attr_mask);
 		qp->state = in->new_state;
 		/* Each entry into SQD asks for at most one SQ_DRAINED. */
-		if (in->new_state == SHCA_QPS_SQD && old != SHCA_QPS_SQD)
+		if (in->new_state == HCA_QPS_SQD && old != HCA_QPS_SQD)
 			WRITE_ONCE(qp->sqd_event, qp->attrs.sqd_notify);
 	}
 	if (!err) /* The attributes, then the generation the copies check. */
@@ -319,33 +319,33 @@ int shca_cmd_modify_qp(struct shca_hca *hca,
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	if (!err && old != in->new_state)
-		shca_engine_qp_state_changed(qp, old);
-	shca_qp_put(qp);
+		hca_engine_qp_state_changed(qp, old);
+	hca_qp_put(qp);
 	return err;
 }
 
-int shca_cmd_query_qp(struct shca_hca *hca,
-		      const struct shca_cmd_query_qp_in *in,
-		      struct shca_cmd_query_qp_out *out)
+int hca_cmd_query_qp(struct hca *hca,
+		      const struct hca_cmd_query_qp_in *in,
+		      struct hca_cmd_query_qp_out *out)
 {
-	struct shca_hca_qp *qp;
+	struct hca_qp *qp;
 	unsigned long flags;
 
-	qp = shca_qp_get(hca, in->qpn);
+	qp = hca_qp_get(hca, in->qpn);
 	if (!qp)
 		return -EINVAL;
 	spin_lock_irqsave(&qp->lock, flags);
 	out->state = qp->state;
-	out->sq_draining = qp->state == SHCA_QPS_SQD && qp->sq_draining;
+	out->sq_draining = qp->state == HCA_QPS_SQD && qp->sq_draining;
 	out->attrs = qp->attrs;
 	spin_unlock_irqrestore(&qp->lock, flags);
-	shca_qp_put(qp);
+	hca_qp_put(qp);
 	return 0;
 }
 
-struct shca_hca_qp *shca_qp_get(struct shca_hca *hca, u32 qpn)
+struct hca_qp *hca_qp_get(struct hca *hca, u32 qpn)
 {
-	struct shca_hca_qp *qp;
+	struct hca_qp *qp;
 
 	rcu_read_lock();
 	qp = xa_load(&hca->qps, qpn);

@@ -15,18 +15,18 @@
 
 #include "model.h"
 
-int shca_cmd_create_cq(struct shca_hca *hca,
-		       const struct shca_cmd_create_cq_in *in,
-		       struct shca_cmd_create_cq_out *out)
+int hca_cmd_create_cq(struct hca *hca,
+		       const struct hca_cmd_create_cq_in *in,
+		       struct hca_cmd_create_cq_out *out)
 {
-	const struct shca_caps *caps = hca->caps;
-	struct shca_hca_cq *cq;
+	const struct hca_caps *caps = hca->caps;
+	struct hca_cq *cq;
 	void *old;
 	u32 cqn;
 	int err;
 
 	/* Completion events go to a completion EQ, never the async one. */
-	if (!in->ring || !in->dbr || !shca_eq_is_comp(hca, in->eqn))
+	if (!in->ring || !in->dbr || !hca_eq_is_comp(hca, in->eqn))
 		return -EINVAL;
 	/* At most max_cqe + 1 entries (one slot is never filled). */
 	if (in->log_size > 31 ||
@@ -57,11 +57,11 @@ int shca_cmd_create_cq(struct shca_hca *hca,
 		return err == -EBUSY ? -ENOSPC : err;
 	}
 	cq->cqn = cqn;
-	shca_engine_cq_init(cq);
+	hca_engine_cq_init(cq);
 	old = xa_store(&hca->cqs, cqn, cq, GFP_KERNEL);
 	if (xa_is_err(old)) {
 		xa_erase(&hca->cqs, cqn);
-		shca_engine_cq_fini(cq);
+		hca_engine_cq_fini(cq);
 		kfree(cq);
 		return xa_err(old);
 	}
@@ -69,10 +69,10 @@ int shca_cmd_create_cq(struct shca_hca *hca,
 	return 0;
 }
 
-int shca_cmd_destroy_cq(struct shca_hca *hca,
-			const struct shca_cmd_destroy_cq_in *in)
+int hca_cmd_destroy_cq(struct hca *hca,
+			const struct hca_cmd_destroy_cq_in *in)
 {
-	struct shca_hca_cq *cq;
+	struct hca_cq *cq;
 
 	/* A reserved CQN (CREATE_CQ still running) loads as NULL. */
 	xa_lock(&hca->cqs);
@@ -84,7 +84,7 @@ int shca_cmd_destroy_cq(struct shca_hca *hca,
 	__xa_erase(&hca->cqs, in->cqn);
 	xa_unlock(&hca->cqs);
 	/* The engine stops watching the arm word before the record goes. */
-	shca_engine_cq_fini(cq);
+	hca_engine_cq_fini(cq);
 
 	if (!refcount_dec_and_test(&cq->users))
 		wait_for_completion(&cq->free);
@@ -92,9 +92,9 @@ int shca_cmd_destroy_cq(struct shca_hca *hca,
 	return 0;
 }
 
-struct shca_hca_cq *shca_cq_get(struct shca_hca *hca, u32 cqn)
+struct hca_cq *hca_cq_get(struct hca *hca, u32 cqn)
 {
-	struct shca_hca_cq *cq;
+	struct hca_cq *cq;
 
 	rcu_read_lock();
 	cq = xa_load(&hca->cqs, cqn);
@@ -104,7 +104,7 @@ struct shca_hca_cq *shca_cq_get(struct shca_hca *hca, u32 cqn)
 	return cq;
 }
 
-void shca_cq_put(struct shca_hca_cq *cq)
+void hca_cq_put(struct hca_cq *cq)
 {
 	if (refcount_dec_and_test(&cq->users))
 		complete(&cq->free);

@@ -16,43 +16,43 @@
 
 #include "model.h"
 
-static LIST_HEAD(shca_fabric);
-static DEFINE_MUTEX(shca_fabric_lock);
-/* Routes cached before the last change are stale (struct shca_route). */
+static LIST_HEAD(hca_fabric);
+static DEFINE_MUTEX(hca_fabric_lock);
+/* Routes cached before the last change are stale (struct hca_route). */
 /* 64 bits: a wrapped counter could match a route to a freed QP. */
-atomic64_t shca_fabric_gen = ATOMIC64_INIT(1);
+atomic64_t hca_fabric_gen = ATOMIC64_INIT(1);
 
-void shca_fabric_changed(void)
+void hca_fabric_changed(void)
 {
 	/* The change (QP erased, GID written), then the count a route
-	 * reader checks: pairs with the acquire in shca_fabric_route().
+	 * reader checks: pairs with the acquire in hca_fabric_route().
 	 */
 	smp_mb__before_atomic();
-	atomic64_inc(&shca_fabric_gen);
+	atomic64_inc(&hca_fabric_gen);
 }
 
-void shca_fabric_add(struct shca_hca *hca)
+void hca_fabric_add(struct hca *hca)
 {
-	mutex_lock(&shca_fabric_lock);
-	list_add_tail_rcu(&hca->fabric_node, &shca_fabric);
-	shca_fabric_changed();
-	mutex_unlock(&shca_fabric_lock);
+	mutex_lock(&hca_fabric_lock);
+	list_add_tail_rcu(&hca->fabric_node, &hca_fabric);
+	hca_fabric_changed();
+	mutex_unlock(&hca_fabric_lock);
 }
 
-void shca_fabric_del(struct shca_hca *hca)
+void hca_fabric_del(struct hca *hca)
 {
-	mutex_lock(&shca_fabric_lock);
+	mutex_lock(&hca_fabric_lock);
 	list_del_rcu(&hca->fabric_node);
-	shca_fabric_changed();
-	mutex_unlock(&shca_fabric_lock);
+	hca_fabric_changed();
+	mutex_unlock(&hca_fabric_lock);
 	/* No lookup walks this instance any more. */
 	synchronize_rcu();
 }
 
-int shca_cmd_set_roce_address(struct shca_hca *hca,
-			      const struct shca_cmd_set_roce_address_in *in)
+int hca_cmd_set_roce_address(struct hca *hca,
+			      const struct hca_cmd_set_roce_address_in *in)
 {
-	const struct shca_gid_entry *e = &in->entry;
+	const struct hca_gid_entry *e = &in->entry;
 	unsigned long flags;
 	u32 end;
 
@@ -72,11 +72,11 @@ int shca_cmd_set_roce_address(struct shca_hca *hca,
 			break;
 	hca->gid_end = end;
 	spin_unlock_irqrestore(&hca->gid_lock, flags);
-	shca_fabric_changed();
+	hca_fabric_changed();
 	return 0;
 }
 
-static bool shca_hca_owns_gid(struct shca_hca *hca, const u8 gid[16])
+static bool hca_owns_gid(struct hca *hca, const u8 gid[16])
 {
 	unsigned long flags;
 	bool found = false;
@@ -94,15 +94,15 @@ static bool shca_hca_owns_gid(struct shca_hca *hca, const u8 gid[16])
 	return found;
 }
 
-struct shca_hca_qp *shca_fabric_find_qp(const u8 dgid[16], u32 dqpn)
+struct hca_qp *hca_fabric_find_qp(const u8 dgid[16], u32 dqpn)
 {
-	struct shca_hca_qp *qp = NULL;
-	struct shca_hca *hca;
+	struct hca_qp *qp = NULL;
+	struct hca *hca;
 
 	rcu_read_lock();
-	list_for_each_entry_rcu(hca, &shca_fabric, fabric_node) {
-		if (shca_hca_owns_gid(hca, dgid)) {
-			qp = shca_qp_get(hca, dqpn);
+	list_for_each_entry_rcu(hca, &hca_fabric, fabric_node) {
+		if (hca_owns_gid(hca, dgid)) {
+			qp = hca_qp_get(hca, dqpn);
 			break;
 		}
 	}
@@ -110,15 +110,15 @@ struct shca_hca_qp *shca_fabric_find_qp(const u8 dgid[16], u32 dqpn)
 	return qp;
 }
 
-struct shca_hca_qp *shca_fabric_route_miss(struct shca_route *rt,
+struct hca_qp *hca_fabric_route_miss(struct hca_route *rt,
 					   const u8 dgid[16], u32 dqpn, u64 gen)
 {
-	struct shca_hca_qp *qp;
+	struct hca_qp *qp;
 
 	/* The generation read before the lookup: a change meanwhile makes
 	 * the next use look again.
 	 */
-	qp = shca_fabric_find_qp(dgid, dqpn);
+	qp = hca_fabric_find_qp(dgid, dqpn);
 	rt->qp = qp;
 	rt->gen = gen;
 	rt->dqpn = dqpn;

@@ -9,7 +9,7 @@
  * slot pi & (nent - 1) with owner bit (pi >> log_size) & 1, and sends the
  * EQ's MSI-X message when it writes an EQE while the EQ is armed; sending
  * disarms it. The driver reports its consumer index, and re-arms, through
- * shca_hca_eq_doorbell(). An EQ never overwrites an unconsumed entry: when
+ * hca_eq_doorbell(). An EQ never overwrites an unconsumed entry: when
  * only one free slot is left, the next EQE is replaced by an EQ_OVERFLOW
  * report in that slot and the EQ drops (and counts) everything until the
  * consumer index catches up with the producer.
@@ -28,15 +28,15 @@
 
 #include "model.h"
 
-#define SHCA_EVENT_TYPES	64	/* event_mask bits */
+#define HCA_EVENT_TYPES	64	/* event_mask bits */
 
-struct shca_hca_eq {
+struct hca_eq {
 	u32 eqn;
 	u32 log_size;
 	u32 nent;
 	struct softhca_eqe *ring;
 	u64 event_mask;
-	struct shca_msix_msg msix;
+	struct hca_msix_msg msix;
 
 	struct rcu_head rcu;
 	atomic_t senders;		/* MSI-X messages being sent */
@@ -53,18 +53,18 @@ struct shca_hca_eq {
 	u64 dropped;
 };
 
-struct shca_eq_hca {
+struct hca_eq_dev {
 	struct mutex lock;		/* CREATE/DESTROY_EQ, SET_PORT_STATE */
-	struct xarray eqs;		/* EQN -> shca_hca_eq (RCU lookups) */
+	struct xarray eqs;		/* EQN -> hca_eq (RCU lookups) */
 	/* async event type -> EQN + 1 (0: none); written under lock */
-	u32 route[SHCA_EVENT_TYPES];
+	u32 route[HCA_EVENT_TYPES];
 	u32 port_state;			/* SOFTHCA_PORT_CHANGE_SUBTYPE_* */
 	atomic64_t lost;		/* async events no EQ takes */
 };
 
-int shca_eq_hca_init(struct shca_hca *hca)
+int hca_eq_init(struct hca *hca)
 {
-	struct shca_eq_hca *eqh;
+	struct hca_eq_dev *eqh;
 
 	eqh = kzalloc(sizeof(*eqh), GFP_KERNEL);
 	if (!eqh)
@@ -77,9 +77,9 @@ int shca_eq_hca_init(struct shca_hca *hca)
 	return 0;
 }
 
-void shca_eq_hca_fini(struct shca_hca *hca)
+void hca_eq_fini(struct hca *hca)
 {
-	struct shca_eq_hca *eqh = hca->eqh;
+	struct hca_eq_dev *eqh = hca->eqh;
 
 	if (!eqh)
 		return;
@@ -92,7 +92,7 @@ void shca_eq_hca_fini(struct shca_hca *hca)
 }
 
 /* A message is due: DESTROY_EQ waits for it (caller holds eq->lock). */
-static void shca_eq_sending(struct shca_hca_eq *eq)
+static void hca_eq_sending(struct hca_eq *eq)
 {
 	eq->msix_sent++;
 	atomic_inc(&eq->senders);
@@ -102,7 +102,7 @@ static void shca_eq_sending(struct shca_hca_eq *eq)
  * Send it, after eq->lock was dropped but with interrupts still off, so
  * the window DESTROY_EQ waits for is short. The EQ may be dying.
  */
-static void shca_eq_send(struct shca_hca_eq *eq)
+static void hca_eq_send(struct hca_eq *eq)
 {
 	eq->msix.send(eq->msix.data);
 	/* The message is out before DESTROY_EQ may see 0. */
@@ -115,7 +115,7 @@ static void shca_eq_send(struct shca_hca_eq *eq)
  * one. Caller holds eq->lock. Returns 0 or -ENOSPC; sets *@raise when the
  * MSI-X message is due.
  */
-static int shca_eq_write_locked(struct shca_hca_eq *eq,
+static int hca_eq_write_locked(struct hca_eq *eq,
 				const struct softhca_eqe *src, bool *raise)
 {
 	struct softhca_eqe report;
@@ -130,7 +130,7 @@ static int shca_eq_write_locked(struct shca_hca_eq *eq,
 	}
 	if (eq->pi - eq->ci >= eq->nent - 1) {
 		memset(&report, 0, sizeof(report));
-		report.type = SHCA_EVENT_TYPE_EQ_OVERFLOW;
+		report.type = HCA_EVENT_TYPE_EQ_OVERFLOW;
 		report.data.raw[0] = cpu_to_be32(eq->eqn);
 		src = &report;
 		eq->overflow = true;
@@ -148,7 +148,7 @@ static int shca_eq_write_locked(struct shca_hca_eq *eq,
 	eq->eqes++;
 	if (eq->armed) {
 		eq->armed = false;
-		shca_eq_sending(eq);
+		hca_eq_sending(eq);
 		*raise = true;
 	}
 	return ret;
@@ -158,10 +158,10 @@ static int shca_eq_write_locked(struct shca_hca_eq *eq,
  * Post @eqe to EQ @eqn; if the EQ drops it (-ENOSPC), *@lost is set under
  * the EQ's lock, so the resend that follows the overflow's end sees it.
  */
-static int shca_eq_post_lost(struct shca_hca *hca, u32 eqn,
+static int hca_eq_post_lost(struct hca *hca, u32 eqn,
 			     const struct softhca_eqe *eqe, bool *lost)
 {
-	struct shca_hca_eq *eq;
+	struct hca_eq *eq;
 	unsigned long flags;
 	bool raise = false;
 	int ret;
@@ -173,65 +173,65 @@ static int shca_eq_post_lost(struct shca_hca *hca, u32 eqn,
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&eq->lock, flags);
-	ret = shca_eq_write_locked(eq, eqe, &raise);
+	ret = hca_eq_write_locked(eq, eqe, &raise);
 	if (ret == -ENOSPC && lost)
 		WRITE_ONCE(*lost, true);
 	spin_unlock(&eq->lock);
 	/* With interrupts still off: DESTROY_EQ spins on the counter. */
 	if (raise)
-		shca_eq_send(eq);
+		hca_eq_send(eq);
 	local_irq_restore(flags);
 	rcu_read_unlock();
 	return ret;
 }
 
-int shca_eq_post(struct shca_hca *hca, u32 eqn, const struct softhca_eqe *eqe)
+int hca_eq_post(struct hca *hca, u32 eqn, const struct softhca_eqe *eqe)
 {
-	return shca_eq_post_lost(hca, eqn, eqe, NULL);
+	return hca_eq_post_lost(hca, eqn, eqe, NULL);
 }
 
-int shca_eq_post_async(struct shca_hca *hca, const struct softhca_eqe *eqe)
+int hca_eq_post_async(struct hca *hca, const struct softhca_eqe *eqe)
 {
 	u32 eqn1 = 0;
 
-	if (eqe->type < SHCA_EVENT_TYPES)
+	if (eqe->type < HCA_EVENT_TYPES)
 		eqn1 = READ_ONCE(hca->eqh->route[eqe->type]);
 	if (!eqn1) {
 		atomic64_inc(&hca->eqh->lost);
 		return -EINVAL;
 	}
-	return shca_eq_post(hca, eqn1 - 1, eqe);
+	return hca_eq_post(hca, eqn1 - 1, eqe);
 }
 
-int shca_eq_comp(struct shca_hca *hca, u32 eqn, u32 cqn, bool *lost)
+int hca_eq_comp(struct hca *hca, u32 eqn, u32 cqn, bool *lost)
 {
 	struct softhca_eqe eqe = { .type = SOFTHCA_EVENT_TYPE_COMP };
 
 	eqe.data.comp.cqn = cpu_to_be32(cqn & 0xffffff);
-	return shca_eq_post_lost(hca, eqn, &eqe, lost);
+	return hca_eq_post_lost(hca, eqn, &eqe, lost);
 }
 
-int shca_eq_cq_error(struct shca_hca *hca, u32 cqn, u8 syndrome)
+int hca_eq_cq_error(struct hca *hca, u32 cqn, u8 syndrome)
 {
 	struct softhca_eqe eqe = { .type = SOFTHCA_EVENT_TYPE_CQ_ERROR };
 
 	eqe.data.cq_err.cqn = cpu_to_be32(cqn & 0xffffff);
 	eqe.data.cq_err.syndrome = syndrome;
-	return shca_eq_post_async(hca, &eqe);
+	return hca_eq_post_async(hca, &eqe);
 }
 
-int shca_eq_qp_event(struct shca_hca *hca, u8 type, u32 qpn, u8 queue_type)
+int hca_eq_qp_event(struct hca *hca, u8 type, u32 qpn, u8 queue_type)
 {
 	struct softhca_eqe eqe = { .type = type };
 
 	eqe.data.qp.type = queue_type;
 	eqe.data.qp.qpn = cpu_to_be32(qpn & 0xffffff);
-	return shca_eq_post_async(hca, &eqe);
+	return hca_eq_post_async(hca, &eqe);
 }
 
-bool shca_eq_is_comp(struct shca_hca *hca, u32 eqn)
+bool hca_eq_is_comp(struct hca *hca, u32 eqn)
 {
-	struct shca_hca_eq *eq;
+	struct hca_eq *eq;
 	bool ret;
 
 	rcu_read_lock();
@@ -241,9 +241,9 @@ bool shca_eq_is_comp(struct shca_hca *hca, u32 eqn)
 	return ret;
 }
 
-void shca_hca_eq_doorbell(struct shca_hca *hca, u32 eqn, u32 ci, bool arm)
+void hca_eq_doorbell(struct hca *hca, u32 eqn, u32 ci, bool arm)
 {
-	struct shca_hca_eq *eq;
+	struct hca_eq *eq;
 	unsigned long flags;
 	bool raise = false, drained = false;
 	u32 behind;
@@ -256,7 +256,7 @@ void shca_hca_eq_doorbell(struct shca_hca *hca, u32 eqn, u32 ci, bool arm)
 	if (eq->dead)
 		goto unlock;
 	/* A hint: only forward, never past what was written. */
-	behind = (eq->pi - ci) & SHCA_EQ_CI_MASK;
+	behind = (eq->pi - ci) & HCA_EQ_CI_MASK;
 	if (behind <= eq->pi - eq->ci)
 		eq->ci = eq->pi - behind;
 	if (eq->overflow && eq->ci == eq->pi) {
@@ -267,7 +267,7 @@ void shca_hca_eq_doorbell(struct shca_hca *hca, u32 eqn, u32 ci, bool arm)
 		if (eq->ci != eq->pi) {
 			/* Unconsumed EQEs: no lost interrupt. */
 			eq->armed = false;
-			shca_eq_sending(eq);
+			hca_eq_sending(eq);
 			raise = true;
 		} else {
 			eq->armed = true;
@@ -276,29 +276,29 @@ void shca_hca_eq_doorbell(struct shca_hca *hca, u32 eqn, u32 ci, bool arm)
 unlock:
 	spin_unlock(&eq->lock);
 	if (raise)
-		shca_eq_send(eq);
+		hca_eq_send(eq);
 	local_irq_restore(flags);
 	/* The completion events the overflow dropped, now that there is room. */
 	if (drained)
-		shca_cq_resend_lost(hca, eqn);
+		hca_cq_resend_lost(hca, eqn);
 out:
 	rcu_read_unlock();
 }
 
-static int shca_cmd_create_eq(struct shca_hca *hca,
-			      const struct shca_cmd_create_eq_in *in,
-			      struct shca_cmd_create_eq_out *out)
+static int hca_cmd_create_eq(struct hca *hca,
+			      const struct hca_cmd_create_eq_in *in,
+			      struct hca_cmd_create_eq_out *out)
 {
-	struct shca_eq_hca *eqh = hca->eqh;
-	struct shca_hca_eq *eq;
+	struct hca_eq_dev *eqh = hca->eqh;
+	struct hca_eq *eq;
 	unsigned int type;
 	void *old;
 	u32 eqn;
 	int err;
 
 	if (!in->ring || !in->msix.send || in->rsvd ||
-	    in->log_size < SHCA_EQ_LOG_SIZE_MIN ||
-	    in->log_size > SHCA_EQ_LOG_SIZE_MAX ||
+	    in->log_size < HCA_EQ_LOG_SIZE_MIN ||
+	    in->log_size > HCA_EQ_LOG_SIZE_MAX ||
 	    (in->event_mask & BIT_ULL(SOFTHCA_EVENT_TYPE_COMP)))
 		return -EINVAL;
 
@@ -313,7 +313,7 @@ static int shca_cmd_create_eq(struct shca_hca *hca,
 	spin_lock_init(&eq->lock);
 
 	mutex_lock(&eqh->lock);
-	for (type = 0; type < SHCA_EVENT_TYPES; type++) {
+	for (type = 0; type < HCA_EVENT_TYPES; type++) {
 		/* Another EQ takes this type already. */
 		if ((eq->event_mask & BIT_ULL(type)) && eqh->route[type]) {
 			err = -EINVAL;
@@ -335,7 +335,7 @@ static int shca_cmd_create_eq(struct shca_hca *hca,
 		err = xa_err(old);
 		goto err_unlock;
 	}
-	for (type = 0; type < SHCA_EVENT_TYPES; type++)
+	for (type = 0; type < HCA_EVENT_TYPES; type++)
 		if (eq->event_mask & BIT_ULL(type))
 			WRITE_ONCE(eqh->route[type], eqn + 1);
 	mutex_unlock(&eqh->lock);
@@ -348,11 +348,11 @@ err_unlock:
 	return err;
 }
 
-static int shca_cmd_destroy_eq(struct shca_hca *hca,
-			       const struct shca_cmd_destroy_eq_in *in)
+static int hca_cmd_destroy_eq(struct hca *hca,
+			       const struct hca_cmd_destroy_eq_in *in)
 {
-	struct shca_eq_hca *eqh = hca->eqh;
-	struct shca_hca_eq *eq;
+	struct hca_eq_dev *eqh = hca->eqh;
+	struct hca_eq *eq;
 	unsigned long flags;
 	unsigned int type;
 
@@ -364,7 +364,7 @@ static int shca_cmd_destroy_eq(struct shca_hca *hca,
 		return -EINVAL;
 	}
 	xa_erase(&eqh->eqs, in->eqn);
-	for (type = 0; type < SHCA_EVENT_TYPES; type++)
+	for (type = 0; type < HCA_EVENT_TYPES; type++)
 		if (eq->event_mask & BIT_ULL(type))
 			WRITE_ONCE(eqh->route[type], 0);
 	mutex_unlock(&eqh->lock);
@@ -376,17 +376,17 @@ static int shca_cmd_destroy_eq(struct shca_hca *hca,
 	/* ...and the messages they owed are out. */
 	while (atomic_read(&eq->senders))
 		cpu_relax();
-	smp_mb__after_atomic();	/* pairs with shca_eq_send() */
+	smp_mb__after_atomic();	/* pairs with hca_eq_send() */
 	/* Lookups in flight (RCU) may still read the dead context. */
 	kfree_rcu(eq, rcu);
 	return 0;
 }
 
-static int shca_cmd_query_eq(struct shca_hca *hca,
-			     const struct shca_cmd_query_eq_in *in,
-			     struct shca_cmd_query_eq_out *out)
+static int hca_cmd_query_eq(struct hca *hca,
+			     const struct hca_cmd_query_eq_in *in,
+			     struct hca_cmd_query_eq_out *out)
 {
-	struct shca_hca_eq *eq;
+	struct hca_eq *eq;
 	unsigned long flags;
 
 	rcu_read_lock();
@@ -412,17 +412,17 @@ static int shca_cmd_query_eq(struct shca_hca *hca,
 	return 0;
 }
 
-static int shca_cmd_set_port_state(struct shca_hca *hca,
-				   const struct shca_cmd_set_port_state_in *in)
+static int hca_cmd_set_port_state(struct hca *hca,
+				   const struct hca_cmd_set_port_state_in *in)
 {
-	struct shca_eq_hca *eqh = hca->eqh;
+	struct hca_eq_dev *eqh = hca->eqh;
 	struct softhca_eqe eqe = {
 		.type = SOFTHCA_EVENT_TYPE_PORT_CHANGE,
 	};
 	bool changed;
 
 	if (in->port < 1 || in->port > hca->caps->num_ports ||
-	    (in->flags & ~SHCA_PORT_STATE_QUIET) ||
+	    (in->flags & ~HCA_PORT_STATE_QUIET) ||
 	    (in->state != SOFTHCA_PORT_CHANGE_SUBTYPE_DOWN &&
 	     in->state != SOFTHCA_PORT_CHANGE_SUBTYPE_ACTIVE))
 		return -EINVAL;
@@ -430,50 +430,50 @@ static int shca_cmd_set_port_state(struct shca_hca *hca,
 	mutex_lock(&eqh->lock);
 	changed = eqh->port_state != in->state;
 	eqh->port_state = in->state;
-	if (changed && !(in->flags & SHCA_PORT_STATE_QUIET)) {
+	if (changed && !(in->flags & HCA_PORT_STATE_QUIET)) {
 		eqe.sub_type = in->state;
 		eqe.data.port.port = in->port << SOFTHCA_EQE_PORT_SHIFT;
 		/* A full or missing async EQ counts the loss itself. */
-		shca_eq_post_async(hca, &eqe);
+		hca_eq_post_async(hca, &eqe);
 	}
 	mutex_unlock(&eqh->lock);
 	return 0;
 }
 
 /* Exactly the command's structures, or nothing when it has none. */
-#define SHCA_EQ_CMD_LEN(in_size, out_size) \
+#define HCA_EQ_CMD_LEN(in_size, out_size) \
 	(inlen == (in_size) && outlen == (out_size))
 
-int shca_eq_exec(struct shca_hca *hca, u16 opcode, const void *in,
+int hca_eq_exec(struct hca *hca, u16 opcode, const void *in,
 		 size_t inlen, void *out, size_t outlen)
 {
-	const struct shca_cmd_gen_eqe_in *gen = in;
+	const struct hca_cmd_gen_eqe_in *gen = in;
 
 	switch (opcode) {
-	case SHCA_CMD_CREATE_EQ:
-		if (!SHCA_EQ_CMD_LEN(sizeof(struct shca_cmd_create_eq_in),
-				     sizeof(struct shca_cmd_create_eq_out)))
+	case HCA_CMD_CREATE_EQ:
+		if (!HCA_EQ_CMD_LEN(sizeof(struct hca_cmd_create_eq_in),
+				     sizeof(struct hca_cmd_create_eq_out)))
 			return -EINVAL;
-		return shca_cmd_create_eq(hca, in, out);
-	case SHCA_CMD_DESTROY_EQ:
-		if (!SHCA_EQ_CMD_LEN(sizeof(struct shca_cmd_destroy_eq_in), 0))
+		return hca_cmd_create_eq(hca, in, out);
+	case HCA_CMD_DESTROY_EQ:
+		if (!HCA_EQ_CMD_LEN(sizeof(struct hca_cmd_destroy_eq_in), 0))
 			return -EINVAL;
-		return shca_cmd_destroy_eq(hca, in);
-	case SHCA_CMD_QUERY_EQ:
-		if (!SHCA_EQ_CMD_LEN(sizeof(struct shca_cmd_query_eq_in),
-				     sizeof(struct shca_cmd_query_eq_out)))
+		return hca_cmd_destroy_eq(hca, in);
+	case HCA_CMD_QUERY_EQ:
+		if (!HCA_EQ_CMD_LEN(sizeof(struct hca_cmd_query_eq_in),
+				     sizeof(struct hca_cmd_query_eq_out)))
 			return -EINVAL;
-		return shca_cmd_query_eq(hca, in, out);
-	case SHCA_CMD_GEN_EQE:
-		if (!SHCA_EQ_CMD_LEN(sizeof(struct shca_cmd_gen_eqe_in), 0) ||
+		return hca_cmd_query_eq(hca, in, out);
+	case HCA_CMD_GEN_EQE:
+		if (!HCA_EQ_CMD_LEN(sizeof(struct hca_cmd_gen_eqe_in), 0) ||
 		    gen->rsvd)
 			return -EINVAL;
-		return shca_eq_post(hca, gen->eqn, &gen->eqe);
-	case SHCA_CMD_SET_PORT_STATE:
-		if (!SHCA_EQ_CMD_LEN(sizeof(struct shca_cmd_set_port_state_in),
+		return hca_eq_post(hca, gen->eqn, &gen->eqe);
+	case HCA_CMD_SET_PORT_STATE:
+		if (!HCA_EQ_CMD_LEN(sizeof(struct hca_cmd_set_port_state_in),
 				     0))
 			return -EINVAL;
-		return shca_cmd_set_port_state(hca, in);
+		return hca_cmd_set_port_state(hca, in);
 	default:
 		return -EOPNOTSUPP;
 	}
