@@ -3,7 +3,7 @@
  * softhca verbs driver: the wake-up call, ENGINE_WAKE and the wake fd.
  *
  * The provider calls only when it finds SOFTHCA_ENGINE_NEED_WAKEUP set in
- * the engine page after ringing a doorbell (design.md §5). The HCA model
+ * its doorbell area after ringing a doorbell (design.md §5). The HCA model
  * then executes the pending work in this caller's context before the call
  * returns, so a post after an idle period does not wait for the engine
  * thread to be scheduled.
@@ -40,7 +40,7 @@
 #include "softhca.h"
 
 struct shca_wake_file {
-	struct hca *hca;
+	struct hca_uar *uar;		/* the context's: its doorbell area */
 	/* 1 while the context lives, +1 per call in flight. */
 	refcount_t active;
 	struct completion detached;
@@ -62,7 +62,7 @@ static int shca_wake_file_fsync(struct file *file, loff_t start, loff_t end,
 
 	if (!refcount_inc_not_zero(&w->active))
 		return -EIO;
-	hca_wakeup_call(w->hca);
+	hca_wakeup_call(w->uar);
 	if (refcount_dec_and_test(&w->active))
 		complete(&w->detached);
 	return 0;
@@ -101,7 +101,7 @@ UVERBS_HANDLER(SOFTHCA_METHOD_ENGINE_WAKE)(struct uverbs_attr_bundle *attrs)
 
 	if (IS_ERR(uctx))
 		return PTR_ERR(uctx);
-	hca_wakeup_call(to_shca_dev(uctx->device)->hca);
+	hca_wakeup_call(to_shca_uctx(uctx)->uar);
 	return 0;
 }
 
@@ -136,7 +136,7 @@ UVERBS_HANDLER(SOFTHCA_METHOD_WAKE_FD_OPEN)(struct uverbs_attr_bundle *attrs)
 		err = -ENOMEM;
 		goto out_unlock;
 	}
-	w->hca = to_shca_dev(ibuctx->device)->hca;
+	w->uar = uctx->uar;
 	refcount_set(&w->active, 1);
 	init_completion(&w->detached);
 	refcount_set(&w->ref, 2);	/* the file's and the context's */
