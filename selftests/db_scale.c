@@ -43,6 +43,7 @@
 #include "verbs_util.h"
 
 #define RT_MS		5000	/* a round trip that takes longer is lost */
+#define YIELD_PARAM	"/sys/module/softhca/parameters/engine_yield_us"
 
 /* Tests that take minutes under TCG: the harness's timeout is per test. */
 FIXTURE(scale) {
@@ -146,8 +147,8 @@ static void lost_worker(struct shared *sh, int w, unsigned long rounds)
 			/* Long enough, often, for the engine to let go. */
 			usleep(rnd_below(3000));
 		}
-		if (qpset_round_trip(&s, rnd_below(LOST_QPS / 2),
-				     rnd_below(65), RT_MS)) {
+		if (qpset_round_trip(&s, rnd_below(LOST_QPS), rnd_below(65),
+				     RT_MS)) {
 			char msg[512];
 
 			snprintf(msg, sizeof(msg), "worker %d round %lu: %s",
@@ -296,8 +297,8 @@ static void scribbler_proc(struct shared *sh)
 				ok = 0;
 			}
 			/* Posts; whether they complete is its own business. */
-			for (int p = 0; p < c.nqp / 2; p++)
-				qpset_round_trip(&s, p, 8, 1);
+			for (int q = 0; q < c.nqp; q++)
+				qpset_round_trip(&s, q, 8, 1);
 		}
 	}
 	sc.mode = SCRIBBLE_DONE;
@@ -309,8 +310,8 @@ static void scribbler_proc(struct shared *sh)
 		fail(sh, 0, qpset_err);
 		_exit(1);
 	}
-	for (int p = 0; p < c.nqp / 2; p++)
-		if (qpset_round_trip(&fresh, p, 8, RT_MS)) {
+	for (int q = 0; q < c.nqp; q++)
+		if (qpset_round_trip(&fresh, q, 8, RT_MS)) {
 			fail(sh, 0, qpset_err);
 			ok = 0;
 		}
@@ -329,7 +330,7 @@ static void bystander_proc(struct shared *sh)
 		fail(sh, 1, qpset_err);
 	pthread_barrier_wait(&sh->barrier);
 	while (ok && !sh->stop) {
-		if (qpset_round_trip(&s, rnd_below(c.nqp / 2), 32, RT_MS)) {
+		if (qpset_round_trip(&s, rnd_below(c.nqp), 32, RT_MS)) {
 			fail(sh, 1, qpset_err);
 			ok = 0;
 		}
@@ -448,6 +449,7 @@ static void victim_proc(struct shared *sh)
 		fail(sh, 1, qpset_err);
 	pthread_barrier_wait(&sh->barrier);
 	if (ok) {
+		usleep(200000);			/* the flooder's setup settles */
 		median_rtt(&s, 300);		/* warm up */
 		sh->median_us[0] = median_rtt(&s, VICTIM_ROUNDS);
 	}
@@ -469,36 +471,165 @@ static void victim_proc(struct shared *sh)
 
 TEST_F_TIMEOUT(scale, flood_costs_only_the_flooder, 600)
 {
-	struct shared *sh = shared_new(2);
+	bool own_cpus = sysconf(_SC_NPROCESSORS_ONLN) >= 4;
+	struct shared *shm = shared_new(2);
 	double quiet, flood, after;
+	char yield[32];
 	pid_t pids[2];
 
-	ASSERT_NE(NULL, sh);
+	ASSERT_NE(NULL, shm);
+	/*
+	 * With a CPU each for the flooder, the victim and the engine, the
+	 * engine polls through the flood instead of backing off: then it is
+	 * its round robin between areas that is measured.
+	 */
+	if (own_cpus) {
+		ASSERT_EQ(0, read_line(YIELD_PARAM, yield, sizeof(yield)));
+		ASSERT_EQ(0, sh("echo 100000 > " YIELD_PARAM));
+	}
 	pids[0] = fork();
 	if (!pids[0])
-		flooder_proc(sh);
+		flooder_proc(shm);
 	pids[1] = fork();
 	if (!pids[1])
-		victim_proc(sh);
+		victim_proc(shm);
 	EXPECT_EQ(0, reap(pids, 2));
+	if (own_cpus)
+		sh("echo %s > " YIELD_PARAM, yield);
 	for (int w = 0; w < 2; w++)
-		if (sh->why[w][0])
-			TH_LOG("%s: %s", w ? "victim" : "flooder", sh->why[w]);
-	ASSERT_EQ(0, sh->failed);
-	quiet = sh->median_us[0];
-	flood = sh->median_us[1];
-	after = sh->median_us[2];
+		if (shm->why[w][0])
+			TH_LOG("%s: %s", w ? "victim" : "flooder", shm->why[w]);
+	ASSERT_EQ(0, shm->failed);
+	quiet = shm->median_us[0];
+	flood = shm->median_us[1];
+	after = shm->median_us[2];
 	TH_LOG("flooder: %d QPs created and connected in %.1f s",
-	       FLOOD_QPS, sh->median_us[3] / 1e6);
+	       FLOOD_QPS, shm->median_us[3] / 1e6);
 	TH_LOG("victim round trip: %.1f us quiet, %.1f us while %lu floods of %d hints, %.1f us after",
-	       quiet, flood, sh->rounds[0], FLOOD_QPS, after);
+	       quiet, flood, shm->rounds[0], FLOOD_QPS, after);
 	ASSERT_LT(0, quiet);
+	ASSERT_LT(0, after);
 	ASSERT_LT(0, flood);
 	/* A host that slowed us down by itself says nothing about fairness. */
-	if (after > 1.5 * quiet || quiet > 1.5 * after)
+	if (after > 2 * quiet || quiet > 2 * after)
 		SKIP(return, "host contention: quiet %.1f us before, %.1f us after",
 		     quiet, after);
-	EXPECT_LT(flood, 2 * quiet);
+	/* Against the better of the two quiet figures. */
+	EXPECT_LT(flood, 2 * (quiet < after ? quiet : after));
+}
+
+/* ---- more than one engine thread ------------------------------------------ */
+
+/* Claims per engine thread ("n0,n1,..."): the count of threads, or -1. */
+static int thread_claims(unsigned long *claims, int max)
+{
+	char buf[256], *p = buf;
+	int n = 0;
+
+	if (read_line("/sys/module/softhca/parameters/engine_claims", buf,
+		      sizeof(buf)))
+		return -1;
+	while (n < max && *p) {
+		claims[n++] = strtoul(p, &p, 10);
+		if (*p == ',')
+			p++;
+	}
+	return n;
+}
+
+#define SPREAD_PROCS	4
+
+static void stream_proc(struct shared *sh, int w)
+{
+	struct qpset_cfg c = { .nqp = 16, .ncq = 4, .depth = 4,
+			       .buf_size = 1 << 16 };
+	struct qpset s;
+	uint64_t end;
+	int ok = !qpset_open(&s, &c);
+
+	if (!ok)
+		fail(sh, w, qpset_err);
+	pthread_barrier_wait(&sh->barrier);
+	end = rc_now_us() + 3000000;
+	while (ok && rc_now_us() < end) {
+		if (qpset_round_trip(&s, rnd_below(c.nqp), 64, RT_MS)) {
+			fail(sh, w, qpset_err);
+			ok = 0;
+		}
+		sh->rounds[w]++;
+	}
+	if (ok)
+		qpset_close(&s);
+	_exit(ok ? 0 : 1);
+}
+
+/*
+ * With engine_threads > 1 (SOFTHCA_VM_MODPARAMS), a context's QPs are
+ * spread over every thread, parallel streams run on all of them, and QPs
+ * and CQs are created and destroyed while their threads run them.
+ */
+TEST_F_TIMEOUT(scale, streams_on_every_engine_thread, 120)
+{
+	struct qpset_cfg c = { .nqp = 32, .ncq = 4, .depth = 1,
+			       .buf_size = 1 << 12 };
+	unsigned long before[SOFTHCA_DB_MAX_THREADS], after[SOFTHCA_DB_MAX_THREADS];
+	int nthr = thread_claims(before, SOFTHCA_DB_MAX_THREADS), used = 0;
+	bool seen[SOFTHCA_DB_MAX_THREADS] = {};
+	struct shared *shm = shared_new(SPREAD_PROCS);
+	char yield[32];
+	pid_t pids[SPREAD_PROCS];
+	struct qpset s;
+
+	ASSERT_LT(0, nthr);
+	if (nthr < 2)
+		SKIP(return, "one engine thread (load with engine_threads=N)");
+	ASSERT_EQ(0, qpset_open(&s, &c)) TH_LOG("%s", qpset_err);
+	for (int i = 0; i < c.nqp; i++) {
+		struct softhca_context *ctx = to_sctx(s.ctx);
+		long t = to_sqp(s.qp[i])->db.thread - &ctx->db->thread[0];
+
+		ASSERT_LE(0, t);
+		ASSERT_GT(nthr, t);
+		used += !seen[t];
+		seen[t] = true;
+	}
+	EXPECT_EQ(nthr, used) TH_LOG("32 QPs landed on %d of %d threads",
+				     used, nthr);
+	qpset_close(&s);
+
+	ASSERT_NE(NULL, shm);
+	/*
+	 * Threads that back off when their CPU is wanted leave the work to
+	 * the wake-up calls; here they should do it themselves, so they put
+	 * up with company for 100 ms.
+	 */
+	ASSERT_EQ(0, read_line(YIELD_PARAM, yield, sizeof(yield)));
+	ASSERT_EQ(0, sh("echo 100000 > " YIELD_PARAM));
+	for (int w = 0; w < SPREAD_PROCS; w++) {
+		pids[w] = fork();
+		ASSERT_GE(pids[w], 0);
+		if (!pids[w]) {
+			rnd_mix((uint64_t)w * 0x9e3779b97f4a7c15ull);
+			stream_proc(shm, w);
+		}
+	}
+	/* Objects come and go meanwhile, on every thread's range. */
+	ASSERT_EQ(0, qpset_open(&s, &c)) TH_LOG("%s", qpset_err);
+	for (int i = 0; i < 50; i++)
+		ASSERT_EQ(0, churn(&s, 4));
+	qpset_close(&s);
+	EXPECT_EQ(0, reap(pids, SPREAD_PROCS));
+	sh("echo %s > " YIELD_PARAM, yield);
+	for (int w = 0; w < SPREAD_PROCS; w++)
+		if (shm->why[w][0])
+			TH_LOG("%s", shm->why[w]);
+	EXPECT_EQ(0, shm->failed);
+	ASSERT_EQ(nthr, thread_claims(after, SOFTHCA_DB_MAX_THREADS));
+	for (int t = 0; t < nthr; t++) {
+		TH_LOG("engine thread %d claimed %lu hints", t,
+		       after[t] - before[t]);
+		EXPECT_LT(before[t], after[t]);
+	}
 }
 
 TEST_HARNESS_MAIN

@@ -8,7 +8,8 @@
  *   idle_qps [-d DEV] [-n QPS] [-t SECONDS] [-k COMM]
  *
  * The engine's CPU time is read from /proc/<pid>/schedstat (run time in ns)
- * of every task whose comm is COMM (default softhca_engine), or from the
+ * of every task whose comm starts with COMM (default softhca_engine: the
+ * threads are softhca_engine0, 1, ...), or from the
  * utime + stime ticks of /proc/<pid>/stat when schedstat is missing. Output,
  * one line per phase, for scripts/bench-guest:
  *
@@ -111,7 +112,8 @@ static void sample(struct sample *s)
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		if (read_line(path, comm, sizeof(comm)) || strcmp(comm, comm_want))
+		if (read_line(path, comm, sizeof(comm)) ||
+		    strncmp(comm, comm_want, strlen(comm_want)))
 			continue;
 		if (task_ns(de->d_name, &ns, &ss))
 			continue;

@@ -133,6 +133,7 @@ HCA_COUNTER(engine_backoffs, "Times the engine thread backed off (CPU wanted)");
 HCA_COUNTER(engine_moves, "Times the engine thread left a CPU another task wanted");
 HCA_COUNTER(engine_yields, "Times the engine thread yielded its CPU with the flag up");
 
+
 #define HCA_ERR_POLL_NS	(10 * NSEC_PER_MSEC)
 /* Hints of one area per pass: a flood of them waits its turn. */
 #define HCA_AREA_BUDGET		16
@@ -157,6 +158,28 @@ static struct {
 } hca_eng = {
 	.lock = __MUTEX_INITIALIZER(hca_eng.lock),
 };
+
+/* Hints each thread claimed in its passes, "n0,n1,...": where work went. */
+static int hca_engine_claims_get(char *buf, const struct kernel_param *kp)
+{
+	unsigned int t;
+	int len = 0;
+
+	mutex_lock(&hca_eng.lock);
+	for (t = 0; hca_engine_threads && t < hca_engine_nr_threads; t++)
+		len += sysfs_emit_at(buf, len, "%s%lu", t ? "," : "",
+				     READ_ONCE(hca_engine_threads[t].claims));
+	mutex_unlock(&hca_eng.lock);
+	return len + sysfs_emit_at(buf, len, "\n");
+}
+
+static const struct kernel_param_ops hca_engine_claims_ops = {
+	.set = hca_pcpu_counter_set,
+	.get = hca_engine_claims_get,
+};
+module_param_cb(engine_claims, &hca_engine_claims_ops, NULL, 0444);
+MODULE_PARM_DESC(engine_claims,
+		 "Doorbell hints each engine thread claimed, comma separated");
 
 /* ---- waking a thread ------------------------------------------------------ */
 
@@ -326,7 +349,11 @@ static bool hca_engine_pass(struct hca_engine_thread *thr, s64 now)
 		struct hca_db_area *a = container_of(w, struct hca_db_area,
 						     watch[thr->index]);
 
-		if (hca_run_area(ctx, a, thr->index, HCA_AREA_BUDGET)) {
+		unsigned int n = hca_run_area(ctx, a, thr->index,
+					      HCA_AREA_BUDGET);
+
+		if (n) {
+			thr->claims += n;
 			w->last_hint = now;
 			progress = true;
 		} else if (now - w->last_hint > hca_idle_window(thr)) {

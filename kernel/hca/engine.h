@@ -76,7 +76,8 @@ struct hca_engine_thread {
 	s64 moved_at;			/* local_clock() of the last move */
 	s64 polling_since;		/* when the thread last resumed polling */
 	atomic64_t last_wake;		/* ktime ns of the last wake-up call */
-	s64 err_next;			/* ktime of the next ERR list poll */
+	s64 err_next;			/* local_clock() of the next ERR poll */
+	unsigned long claims;		/* hints claimed in its passes */
 
 	struct mutex watch_lock;
 	struct list_head watched;	/* hca_db_watch.node, watch_lock */

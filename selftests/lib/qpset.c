@@ -227,11 +227,11 @@ static int qpset_poll_one(struct ibv_cq *cq, uint64_t *wr_id)
 	return n;
 }
 
-int qpset_round_trip(struct qpset *s, int pair, uint32_t len, int ms)
+int qpset_round_trip(struct qpset *s, int from, uint32_t len, int ms)
 {
-	struct ibv_qp *a = s->qp[2 * pair], *b = s->qp[2 * pair + 1];
-	struct ibv_cq *cqs[2] = { qpset_cq(s, 2 * pair), qpset_cq(s, 2 * pair + 1) };
-	uint64_t id = (uint64_t)pair << 1, deadline, got;
+	struct ibv_qp *a = s->qp[from], *b = s->qp[from ^ 1];
+	struct ibv_cq *cqs[2] = { qpset_cq(s, from), qpset_cq(s, from ^ 1) };
+	uint64_t id = (uint64_t)from << 1, deadline, got;
 	bool sent = false, received = false;
 	struct ibv_sge rsge = {
 		.addr = (uintptr_t)s->buf + s->cfg.buf_size / 2,
@@ -247,7 +247,7 @@ int qpset_round_trip(struct qpset *s, int pair, uint32_t len, int ms)
 				   .send_flags = IBV_SEND_SIGNALED }, *sbad;
 
 	if (ibv_post_recv(b, &rwr, &rbad) || ibv_post_send(a, &swr, &sbad)) {
-		ERR("pair %d: post: %s", pair, strerror(errno));
+		ERR("QP %d: post: %s", from, strerror(errno));
 		return -1;
 	}
 	deadline = qpset_now_ms() + (uint64_t)ms;
@@ -264,14 +264,14 @@ int qpset_round_trip(struct qpset *s, int pair, uint32_t len, int ms)
 			else if (got == (id | 1))
 				received = true;
 			else {
-				ERR("pair %d: stray wr_id %#llx", pair,
+				ERR("QP %d: stray wr_id %#llx", from,
 				    (unsigned long long)got);
 				return -1;
 			}
 		}
 		if ((!sent || !received) && qpset_now_ms() > deadline) {
-			ERR("pair %d (QPs %#x -> %#x): %s not completed in %d ms",
-			    pair, a->qp_num, b->qp_num,
+			ERR("QP %d (%#x -> %#x): %s not completed in %d ms",
+			    from, a->qp_num, b->qp_num,
 			    !received ? "receive" : "send", ms);
 			return -1;
 		}

@@ -49,11 +49,11 @@ static inline struct ibv_cq *qpset_cq(const struct qpset *s, int i)
 }
 
 /*
- * One SEND of @len bytes from QP 2*pair to QP 2*pair+1 (receive posted
- * first), both completions polled within @ms. 0, or -1 with qpset_err
- * saying which completion did not come.
+ * One SEND of @len bytes from QP @from to its peer @from ^ 1 (receive
+ * posted first), both completions polled within @ms. 0, or -1 with
+ * qpset_err saying which completion did not come.
  */
-int qpset_round_trip(struct qpset *s, int pair, uint32_t len, int ms);
+int qpset_round_trip(struct qpset *s, int from, uint32_t len, int ms);
 
 /* A context's QP moved INIT -> RTR -> RTS towards QP number @dest. */
 int qpset_qp_to_rts(struct ibv_qp *qp, uint32_t dest, int sgid,
