@@ -155,7 +155,7 @@ static void shaped_wqe(const struct target *t, const struct target *peer,
 	ring_size = sq->wqebb_cnt * SOFTHCA_SEND_WQE_BB;
 	off = (slot & (sq->wqebb_cnt - 1)) * SOFTHCA_SEND_WQE_BB;
 	for (uint32_t i = 0; i < size; i++)
-		sq->ring.buf[(off + i) % ring_size] = wqe[i];
+		sq->fmt.ring.buf[(off + i) % ring_size] = wqe[i];
 }
 
 /*
@@ -185,7 +185,7 @@ static void valid_wqe(const struct target *t, const struct target *peer,
 		      uint32_t slot)
 {
 	struct softhca_sq *sq = &t->sqp->sq;
-	uint8_t *wqe = sq->ring.buf +
+	uint8_t *wqe = sq->fmt.ring.buf +
 		       (slot & (sq->wqebb_cnt - 1)) * SOFTHCA_SEND_WQE_BB;
 	struct softhca_wqe_ctrl_seg *ctrl = (void *)wqe;
 	struct softhca_wqe_raddr_seg *r = (void *)(wqe + 16);
@@ -245,7 +245,7 @@ static void fuzz_once(struct target *t, struct target *peer,
 	uint32_t valid = rnd_below(4), start = t->next;
 
 	if (mode == FUZZ_RANDOM) {
-		rnd_fill(sq->ring.buf, sq->wqebb_cnt * SOFTHCA_SEND_WQE_BB);
+		rnd_fill(sq->fmt.ring.buf, sq->wqebb_cnt * SOFTHCA_SEND_WQE_BB);
 		if (rq->wqe_cnt)
 			rnd_fill(rq->buf, rq->wqe_cnt << rq->wqe_shift);
 		t->sqp->dbr->snd_counter = (uint32_t)rnd();

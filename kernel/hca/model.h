@@ -24,6 +24,7 @@
 #include <linux/xarray.h>
 #include <asm/unaligned.h>
 #include <rdma/softhca-queue.h>
+#include <rdma/softhca-wqe.h>
 
 #include "hca.h"
 
@@ -43,16 +44,6 @@ static inline void hca_copy(void *dst, const void *src, size_t len)
 		put_unaligned(get_unaligned((const u64 *)s), (u64 *)d);
 	for (; len; len--)
 		*d++ = *s++;
-}
-
-/* XOR of @len bytes: WQE signatures (send and receive) are its complement. */
-static inline u8 hca_xor(const u8 *p, size_t len)
-{
-	u8 x = 0;
-
-	while (len--)
-		x ^= *p++;
-	return x;
 }
 
 struct hca_mkey;
