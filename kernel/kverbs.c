@@ -115,19 +115,9 @@ void shca_kcq_destroy(struct shca_cq *cq)
 static void shca_wc_to_ib(const struct softhca_wc *w, struct shca_qp *qp,
 			  struct ib_wc *wc)
 {
-	wc->wr_id = w->wr_id;
-	wc->status = w->status;
-	wc->opcode = w->opcode;
-	wc->vendor_err = w->vendor_err;
-	wc->byte_len = w->byte_len;
-	wc->qp = &qp->ibqp;
+	SOFTHCA_WC_COPY(wc, w, IB_WC_WITH_IMM);
 	wc->ex.imm_data = w->imm;
-	wc->src_qp = w->src_qp;
-	wc->wc_flags = w->with_imm ? IB_WC_WITH_IMM : 0;
-	wc->pkey_index = 0;
-	wc->slid = 0;
-	wc->sl = w->sl;
-	wc->dlid_path_bits = 0;
+	wc->qp = &qp->ibqp;
 	wc->port_num = SHCA_PORT;
 }
 
@@ -507,53 +497,47 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return err;
 }
 
-/* One receive WR into its RQ slot; under rq->lock. */
-static int shca_post_one_recv(struct shca_qp *qp, const struct ib_recv_wr *wr)
-{
-	struct shca_krq *rq = &qp->kqp->rq;
-	u32 slot = rq->wrs.head & (rq->wrs.cnt - 1);
-
-	if (!rq->wrs.cnt ||
-	    softhca_wq_overflow(rq->wrs.head, READ_ONCE(rq->wrs.tail), 0,
-				rq->wrs.cnt))
-		return -ENOMEM;
-	if (wr->num_sge < 0 || wr->num_sge > rq->max_gs)
-		return -EINVAL;
-	if (softhca_set_recv_wqe(rq->buf + (slot << rq->stride_shift),
-				 1U << rq->stride_shift, 0,
-				 (const struct softhca_sge *)wr->sg_list,
-				 wr->num_sge, qp->qpn, rq->wrs.head) < 0)
-		return -EINVAL;
-	softhca_wq_wrs_record(&rq->wrs, slot, wr->wr_id, rq->wrs.head);
-	WRITE_ONCE(rq->wrs.head, rq->wrs.head + 1);
-	return 0;
-}
-
 int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr)
 {
 	struct shca_qp *qp = to_shca_qp(ibqp);
 	struct shca_kqp *kqp = qp->kqp;
+	struct shca_krq *rq;
 	unsigned long flags;
 	int err = 0, nreq = 0;
 
 	if (WARN_ON_ONCE(!kqp))
 		return -EINVAL;
-	spin_lock_irqsave(&kqp->rq.lock, flags);
+	rq = &kqp->rq;
+	spin_lock_irqsave(&rq->lock, flags);
 	for (; wr; wr = wr->next, nreq++) {
-		err = shca_post_one_recv(qp, wr);
+		u32 slot = rq->wrs.head & (rq->wrs.cnt - 1);
+
+		if (!rq->wrs.cnt ||
+		    softhca_wq_overflow(rq->wrs.head, READ_ONCE(rq->wrs.tail),
+					0, rq->wrs.cnt))
+			err = -ENOMEM;
+		else if (wr->num_sge < 0 || wr->num_sge > rq->max_gs ||
+			 softhca_set_recv_wqe(rq->buf + (slot << rq->stride_shift),
+					      1U << rq->stride_shift, 0,
+					      (const struct softhca_sge *)wr->sg_list,
+					      wr->num_sge, qp->qpn,
+					      rq->wrs.head) < 0)
+			err = -EINVAL;
 		if (err) {
 			if (bad_wr)
 				*bad_wr = wr;
 			break;
 		}
+		softhca_wq_wrs_record(&rq->wrs, slot, wr->wr_id, rq->wrs.head);
+		WRITE_ONCE(rq->wrs.head, rq->wrs.head + 1);
 	}
 	if (nreq) {
 		dma_wmb();
 		WRITE_ONCE(kqp->dbr->rcv_counter,
-			   cpu_to_be32(kqp->rq.wrs.head & SOFTHCA_WQ_DBR_MASK));
+			   cpu_to_be32(rq->wrs.head & SOFTHCA_WQ_DBR_MASK));
 	}
-	spin_unlock_irqrestore(&kqp->rq.lock, flags);
+	spin_unlock_irqrestore(&rq->lock, flags);
 	/* A QP in ERR flushes it; an RNR-waiting requester may retry. */
 	if (nreq)
 		hca_doorbell_notify(to_shca_dev(ibqp->device)->hca);

@@ -92,18 +92,17 @@ static uint32_t pick_key(const struct target *self, const struct target *peer,
 	}
 }
 
+/* Mostly an opcode of the table (<rdma/softhca-opcodes.h>), else any byte. */
 static uint8_t pick_opcode(void)
 {
-	static const uint8_t ops[] = {
-		SOFTHCA_OPCODE_NOP, SOFTHCA_OPCODE_RDMA_WRITE,
-		SOFTHCA_OPCODE_RDMA_WRITE_IMM, SOFTHCA_OPCODE_SEND,
-		SOFTHCA_OPCODE_SEND_IMM, SOFTHCA_OPCODE_RDMA_READ,
-		SOFTHCA_OPCODE_ATOMIC_CS, SOFTHCA_OPCODE_ATOMIC_FA,
-	};
+	uint32_t op;
 
 	if (!rnd_below(8))
 		return (uint8_t)rnd();
-	return ops[rnd_below(sizeof(ops) / sizeof(ops[0]))];
+	do
+		op = rnd_below(SOFTHCA_OPCODE_CNT);
+	while (!softhca_opcode_info(op));
+	return (uint8_t)op;
 }
 
 /* A well-formed control segment and plausible segments at WQEBB @slot. */

@@ -41,19 +41,9 @@ const struct softhca_cqe *softhca_cqe_get_sw(const void *ring, uint32_t ci,
 static inline void softhca_wc_to_ibv(const struct softhca_wc *w,
 				     struct ibv_wc *wc)
 {
-	wc->wr_id = w->wr_id;
-	wc->status = (enum ibv_wc_status)w->status;
-	wc->opcode = (enum ibv_wc_opcode)w->opcode;
-	wc->vendor_err = w->vendor_err;
-	wc->byte_len = w->byte_len;
+	SOFTHCA_WC_COPY(wc, w, IBV_WC_WITH_IMM);
 	wc->imm_data = w->imm;
 	wc->qp_num = w->qpn;
-	wc->src_qp = w->src_qp;
-	wc->wc_flags = w->with_imm ? IBV_WC_WITH_IMM : 0;
-	wc->pkey_index = 0;
-	wc->slid = 0;
-	wc->sl = w->sl;
-	wc->dlid_path_bits = 0;
 }
 
 /*

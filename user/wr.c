@@ -99,8 +99,10 @@ static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
 		d->imm = imm_data;
 }
 
-static void rdma_op(struct ibv_qp_ex *qpx, uint8_t opcode, uint32_t rkey,
-		    uint64_t remote_addr, __be32 imm)
+/* An operation on remote memory; the WQE carries what its opcode needs. */
+static void remote_op(struct ibv_qp_ex *qpx, uint8_t opcode, uint32_t rkey,
+		      uint64_t remote_addr, __be32 imm, uint64_t swap_add,
+		      uint64_t compare)
 {
 	struct softhca_send_wr *d = op_begin(qpx, opcode);
 
@@ -109,51 +111,41 @@ static void rdma_op(struct ibv_qp_ex *qpx, uint8_t opcode, uint32_t rkey,
 	d->remote_addr = remote_addr;
 	d->rkey = rkey;
 	d->imm = imm;
+	d->swap_add = swap_add;
+	d->compare = compare;
 }
 
 static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 			  uint64_t remote_addr)
 {
-	rdma_op(qpx, SOFTHCA_OPCODE_RDMA_WRITE, rkey, remote_addr, 0);
+	remote_op(qpx, SOFTHCA_OPCODE_RDMA_WRITE, rkey, remote_addr, 0, 0, 0);
 }
 
 static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
 			      uint64_t remote_addr, __be32 imm_data)
 {
-	rdma_op(qpx, SOFTHCA_OPCODE_RDMA_WRITE_IMM, rkey, remote_addr, imm_data);
+	remote_op(qpx, SOFTHCA_OPCODE_RDMA_WRITE_IMM, rkey, remote_addr,
+		  imm_data, 0, 0);
 }
 
 static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
 			 uint64_t remote_addr)
 {
-	rdma_op(qpx, SOFTHCA_OPCODE_RDMA_READ, rkey, remote_addr, 0);
-}
-
-static void atomic_op(struct ibv_qp_ex *qpx, uint8_t opcode, uint32_t rkey,
-		      uint64_t remote_addr, uint64_t swap_add, uint64_t compare)
-{
-	struct softhca_send_wr *d = op_begin(qpx, opcode);
-
-	if (!d)
-		return;
-	d->remote_addr = remote_addr;
-	d->rkey = rkey;
-	d->swap_add = swap_add;
-	d->compare = compare;
+	remote_op(qpx, SOFTHCA_OPCODE_RDMA_READ, rkey, remote_addr, 0, 0, 0);
 }
 
 static void wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
 			      uint64_t remote_addr, uint64_t compare,
 			      uint64_t swap)
 {
-	atomic_op(qpx, SOFTHCA_OPCODE_ATOMIC_CS, rkey, remote_addr, swap,
+	remote_op(qpx, SOFTHCA_OPCODE_ATOMIC_CS, rkey, remote_addr, 0, swap,
 		  compare);
 }
 
 static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 				uint64_t remote_addr, uint64_t add)
 {
-	atomic_op(qpx, SOFTHCA_OPCODE_ATOMIC_FA, rkey, remote_addr, add, 0);
+	remote_op(qpx, SOFTHCA_OPCODE_ATOMIC_FA, rkey, remote_addr, 0, add, 0);
 }
 
 /* The data setters: the pending operation's WQE is built now. */

@@ -75,39 +75,31 @@ softhca_cqe_kind(const struct softhca_cqe *cqe)
 	return &softhca_cqe_kinds[softhca_cqe_opcode(cqe)];
 }
 
-/* Work completion status number of an error CQE syndrome. */
+/* Work completion status of each error CQE syndrome (0: not one). */
+static const __u8 softhca_syndrome_statuses[0x23] = {
+	[SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR]	= SOFTHCA_WC_LOC_LEN_ERR,
+	[SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR]	= SOFTHCA_WC_LOC_QP_OP_ERR,
+	[SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR]	= SOFTHCA_WC_LOC_PROT_ERR,
+	[SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR]	= SOFTHCA_WC_WR_FLUSH_ERR,
+	[SOFTHCA_CQE_SYNDROME_MW_BIND_ERR]	= SOFTHCA_WC_MW_BIND_ERR,
+	[SOFTHCA_CQE_SYNDROME_BAD_RESP_ERR]	= SOFTHCA_WC_BAD_RESP_ERR,
+	[SOFTHCA_CQE_SYNDROME_LOCAL_ACCESS_ERR]	= SOFTHCA_WC_LOC_ACCESS_ERR,
+	[SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR] = SOFTHCA_WC_REM_INV_REQ_ERR,
+	[SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR] = SOFTHCA_WC_REM_ACCESS_ERR,
+	[SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR]	= SOFTHCA_WC_REM_OP_ERR,
+	[SOFTHCA_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR] = SOFTHCA_WC_RETRY_EXC_ERR,
+	[SOFTHCA_CQE_SYNDROME_RNR_RETRY_EXC_ERR] = SOFTHCA_WC_RNR_RETRY_EXC_ERR,
+	[SOFTHCA_CQE_SYNDROME_REMOTE_ABORTED_ERR] = SOFTHCA_WC_REM_ABORT_ERR,
+};
+
+/* The work completion status of an error CQE's syndrome. */
 static inline __u32 softhca_syndrome_wc_status(__u8 syndrome)
 {
-	switch (syndrome) {
-	case SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR:
-		return SOFTHCA_WC_LOC_LEN_ERR;
-	case SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR:
-		return SOFTHCA_WC_LOC_QP_OP_ERR;
-	case SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR:
-		return SOFTHCA_WC_LOC_PROT_ERR;
-	case SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR:
-		return SOFTHCA_WC_WR_FLUSH_ERR;
-	case SOFTHCA_CQE_SYNDROME_MW_BIND_ERR:
-		return SOFTHCA_WC_MW_BIND_ERR;
-	case SOFTHCA_CQE_SYNDROME_BAD_RESP_ERR:
-		return SOFTHCA_WC_BAD_RESP_ERR;
-	case SOFTHCA_CQE_SYNDROME_LOCAL_ACCESS_ERR:
-		return SOFTHCA_WC_LOC_ACCESS_ERR;
-	case SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR:
-		return SOFTHCA_WC_REM_INV_REQ_ERR;
-	case SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR:
-		return SOFTHCA_WC_REM_ACCESS_ERR;
-	case SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR:
-		return SOFTHCA_WC_REM_OP_ERR;
-	case SOFTHCA_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR:
-		return SOFTHCA_WC_RETRY_EXC_ERR;
-	case SOFTHCA_CQE_SYNDROME_RNR_RETRY_EXC_ERR:
-		return SOFTHCA_WC_RNR_RETRY_EXC_ERR;
-	case SOFTHCA_CQE_SYNDROME_REMOTE_ABORTED_ERR:
-		return SOFTHCA_WC_REM_ABORT_ERR;
-	default:
-		return SOFTHCA_WC_GENERAL_ERR;
-	}
+	__u8 status = 0;
+
+	if (syndrome < sizeof(softhca_syndrome_statuses))
+		status = softhca_syndrome_statuses[syndrome];
+	return status ? status : SOFTHCA_WC_GENERAL_ERR;
 }
 
 /* ---- the WR a CQE completes --------------------------------------------- */
@@ -169,6 +161,27 @@ struct softhca_wc {
 	__u8 sl;			/* responder */
 	__u8 with_imm;
 };
+
+/*
+ * Copy decoded work completion @w into @wc, an ibv_wc or an ib_wc: the
+ * fields both have under the same names. @with_imm is the side's
+ * IBV_WC_WITH_IMM / IB_WC_WITH_IMM; the immediate and the QP are the
+ * caller's, their fields differ.
+ */
+#define SOFTHCA_WC_COPY(wc, w, with_imm_flag)				\
+	do {								\
+		(wc)->wr_id = (w)->wr_id;				\
+		(wc)->status = (w)->status;				\
+		(wc)->opcode = (w)->opcode;				\
+		(wc)->vendor_err = (w)->vendor_err;			\
+		(wc)->byte_len = (w)->byte_len;				\
+		(wc)->src_qp = (w)->src_qp;				\
+		(wc)->wc_flags = (w)->with_imm ? (with_imm_flag) : 0;	\
+		(wc)->pkey_index = 0;					\
+		(wc)->slid = 0;						\
+		(wc)->sl = (w)->sl;					\
+		(wc)->dlid_path_bits = 0;				\
+	} while (0)
 
 /*
  * A good requester CQE of opcode @op (NULL: not an opcode): the message
