@@ -324,6 +324,8 @@ static void hca_sq_fail(struct hca_qp *qp, const struct hca_wqe *w,
 {
 	struct softhca_cqe cqe;
 
+	pr_debug("softhca: QP %u: %s WQE %u failed, syndrome 0x%x\n", qp->qpn,
+		 softhca_opcode_name(w->opcode), w->idx, syndrome);
 	hca_wait_clear(qp);
 	hca_cqe_init_err(&cqe, SOFTHCA_CQE_REQ_ERR, qp->qpn, w->opcode, w->idx,
 			  syndrome);
