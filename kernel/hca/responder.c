@@ -286,8 +286,9 @@ static int hca_resp_rkey(struct hca_exec_ctx *ctx, struct hca_qp *resp,
  * does its rkey grant the opcode's remote access over @len bytes? On
  * success ctx->remote holds the acquired region.
  */
-static int hca_resp_remote(struct hca_exec_ctx *ctx, struct hca_qp *resp,
-			    u32 qp_access, u64 len)
+static __always_inline int hca_resp_remote(struct hca_exec_ctx *ctx,
+					     struct hca_qp *resp,
+					     u32 qp_access, u64 len)
 {
 	u32 access = ctx->wqe.op->remote_access;
 
