@@ -3,7 +3,7 @@
  * softhca: what the shared queue codecs (<rdma/softhca-wqe.h>,
  * <rdma/softhca-cqe.h>) need from the side that compiles them, the
  * provider (user/) or the module (kernel/): memcpy/memset, errno values,
- * byte order (<asm/byteorder.h>, which both sides have) and the three
+ * byte order (<asm/byteorder.h>, which both sides have) and the two
  * kinds of access to a counter another thread reads or writes.
  */
 #ifndef SOFTHCA_SHIM_H
@@ -18,9 +18,8 @@
 #include <linux/string.h>
 #include <asm/barrier.h>
 
-/* Relaxed loads and stores of counters another thread reads or writes. */
+/* A relaxed load of a counter another thread writes. */
 #define SOFTHCA_READ_ONCE(x)		READ_ONCE(x)
-#define SOFTHCA_WRITE_ONCE(x, v)	WRITE_ONCE(x, v)
 /* A store after which the slots it frees may be reused: reads before it. */
 #define SOFTHCA_STORE_RELEASE(p, v)	smp_store_release(p, v)
 #else
@@ -28,7 +27,6 @@
 #include <string.h>
 
 #define SOFTHCA_READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define SOFTHCA_WRITE_ONCE(x, v)	__atomic_store_n(&(x), v, __ATOMIC_RELAXED)
 #define SOFTHCA_STORE_RELEASE(p, v)	__atomic_store_n(p, v, __ATOMIC_RELEASE)
 #endif
 
