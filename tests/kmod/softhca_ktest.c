@@ -166,12 +166,13 @@ static int kt_connect(struct kt_ctx *c, struct ib_qp *qp, u32 dqpn)
 			    IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC);
 }
 
-static struct ib_qp *kt_qp(struct kt_ctx *c, struct ib_cq *cq)
+static struct ib_qp *kt_qp(struct kt_ctx *c, struct ib_cq *send_cq,
+			   struct ib_cq *recv_cq)
 {
 	struct ib_qp_init_attr ia = {};
 
-	ia.send_cq = cq;
-	ia.recv_cq = cq;
+	ia.send_cq = send_cq;
+	ia.recv_cq = recv_cq;
 	ia.cap.max_send_wr = 64;
 	ia.cap.max_recv_wr = 64;
 	ia.cap.max_send_sge = 2;
@@ -602,8 +603,8 @@ static void kt_reset_cleans_cq(struct kt_ctx *c)
 		KT_CHECK(0, "ib_alloc_cq(IB_POLL_DIRECT)");
 		goto out;
 	}
-	qpc = kt_qp(c, cqc);
-	qpd = kt_qp(c, cqd);
+	qpc = kt_qp(c, cqc, cqc);
+	qpd = kt_qp(c, cqd, cqd);
 	if (IS_ERR(qpc) || IS_ERR(qpd)) {
 		KT_CHECK(0, "ib_create_qp");
 		goto out;
@@ -697,7 +698,6 @@ static void kt_cqe_checks(struct kt_ctx *c)
 				 .opcode = IB_WR_SEND,
 				 .send_flags = IB_SEND_SIGNALED };
 	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT, .port_num = 1 };
-	struct ib_qp_init_attr ia = {};
 	struct ib_cq *cqs, *cqr;
 	struct ib_qp *qp = NULL;
 
@@ -707,22 +707,14 @@ static void kt_cqe_checks(struct kt_ctx *c)
 		KT_CHECK(0, "ib_alloc_cq(IB_POLL_DIRECT)");
 		goto out;
 	}
-	ia.send_cq = cqs;
-	ia.recv_cq = cqr;
-	ia.cap.max_send_wr = 4;
-	ia.cap.max_recv_wr = 4;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	ia.sq_sig_type = IB_SIGNAL_REQ_WR;
-	ia.qp_type = IB_QPT_RC;
-	qp = ib_create_qp(c->pd, &ia);
+	qp = kt_qp(c, cqs, cqr);
 	if (IS_ERR(qp)) {
 		KT_CHECK(0, "ib_create_qp");
 		goto out;
 	}
 	KT_CHECK(!ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
 			       IB_QP_PORT | IB_QP_ACCESS_FLAGS), "E to INIT");
-	/* SENDs 300 and 301 at WQEBBs 0 and 1, receive 400. */
+	/* SENDs 300 and 301 at WQEBBs 0 and 1 (a WQE its own size), receive 400. */
 	wr.wr_id = 300;
 	KT_CHECK(!ib_post_send(qp, &wr, NULL), "post 300");
 	wr.wr_id = 301;
@@ -812,13 +804,13 @@ static int kt_setup(struct kt_ctx *c)
 		c->cqb = NULL;
 		return err;
 	}
-	c->qpa = kt_qp(c, c->cqa);
+	c->qpa = kt_qp(c, c->cqa, c->cqa);
 	if (IS_ERR(c->qpa)) {
 		err = PTR_ERR(c->qpa);
 		c->qpa = NULL;
 		return err;
 	}
-	c->qpb = kt_qp(c, c->cqb);
+	c->qpb = kt_qp(c, c->cqb, c->cqb);
 	if (IS_ERR(c->qpb)) {
 		err = PTR_ERR(c->qpb);
 		c->qpb = NULL;
