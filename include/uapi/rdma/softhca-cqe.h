@@ -223,7 +223,7 @@ static inline void softhca_cqe_decode_resp(const struct softhca_cqe *cqe,
 
 /*
  * Decode @cqe, which the consumer owns (after its read barrier), into @wc
- * and retire its WR (seed §5.4). @sq and @rq are the WR records of the
+ * and retire its WR (seed-map.md §5.4). @sq and @rq are the WR records of the
  * CQE's QP's queues that complete on this CQ, NULL for one that does not.
  * Returns 0, or -1 when no outstanding WR matches: the caller drops the
  * CQE (consumes it, returns nothing), which would otherwise block the CQ

@@ -350,7 +350,7 @@ static inline int softhca_send_wqe_ds(const struct softhca_sq_fmt *sq,
 }
 
 /*
- * Write @wr's WQE at SQ counter @cur_post (seed §3.1 step 2): ctrl, then
+ * Write @wr's WQE at SQ counter @cur_post (seed-map.md §3.1 step 2): ctrl, then
  * the segments its opcode carries: raddr, atomic and its 8-byte data
  * pointer, inline data or one data pointer per non-empty SGE; then the
  * signature if the QP signs. Returns the WQEBBs it occupies (cur_post's
@@ -427,7 +427,7 @@ static inline __u32 softhca_recv_max_gs(__u32 stride, int sign)
 }
 
 /*
- * Receive WQE of @stride bytes (a power of two >= 16) at @wqe (seed §4.1).
+ * Receive WQE of @stride bytes (a power of two >= 16) at @wqe (seed-map.md §4.1).
  * With @sign the first 16 bytes are the signature segment and the WQE is
  * cleared first. One data segment per SGE of non-zero length and, if
  * fewer than the stride holds, the sentinel after them; with @sign the
