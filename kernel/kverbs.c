@@ -3,15 +3,19 @@
  * softhca verbs driver: the kernel verbs of kernel CQs and RC QPs (created
  * with udata NULL): poll_cq, req_notify_cq, post_send, post_recv. The same
  * protocol as the provider (user/poll.c, arm.c, send.c, recv.c) on the same
- * queue formats, with the encoders of <rdma/softhca-enc.h>:
+ * queue formats, with the same code: the WQE builder
+ * (<rdma/softhca-wqe.h>), the CQE decoder (<rdma/softhca-cqe.h>), the
+ * opcode table (<rdma/softhca-opcodes.h>) and the encoders of
+ * <rdma/softhca-enc.h>:
  *
  * - post_send / post_recv build WQEs in the queue memory, then (dma_wmb)
  *   the doorbell record, then hca_kernel_doorbell(): the QP's hint in the
  *   HCA's own doorbell area, a full barrier and, only if its engine thread
  *   does not watch the area, a wake-up of that thread. Any context, no
  *   sleeping.
- * - poll_cq takes CQEs whose owner bit matches the lap, dma_rmb(), turns
- *   them into ib_wc and writes the consumer index to set_ci.
+ * - poll_cq takes CQEs whose owner bit matches the lap, dma_rmb(), decodes
+ *   them into ib_wc (dropping a CQE that names no outstanding WR, as the
+ *   provider does) and writes the consumer index to set_ci.
  * - req_notify_cq writes the arm word (arm_sn, solicited, consumer index)
  *   to the doorbell record; the CQE writer evaluates it, and the CQ's
  *   doorbell slot is rung if CQEs are already waiting. arm_sn advances with every
@@ -22,11 +26,14 @@
  * returns (no DMA device), or the lkey of any MR of the QP's PD.
  */
 #include <linux/log2.h>
+#include <rdma/softhca-cqe.h>
 #include <rdma/softhca-enc.h>
+#include <rdma/softhca-opcodes.h>
+#include <rdma/softhca-wqe.h>
 
 #include "softhca.h"
 
-/* The numbers the encoders use are ib_core's. */
+/* The numbers the shared codecs use are ib_core's. */
 static_assert(SOFTHCA_WC_SUCCESS == (int)IB_WC_SUCCESS);
 static_assert(SOFTHCA_WC_LOC_LEN_ERR == (int)IB_WC_LOC_LEN_ERR);
 static_assert(SOFTHCA_WC_LOC_QP_OP_ERR == (int)IB_WC_LOC_QP_OP_ERR);
@@ -49,6 +56,23 @@ static_assert(SOFTHCA_WC_COMP_SWAP == (int)IB_WC_COMP_SWAP);
 static_assert(SOFTHCA_WC_FETCH_ADD == (int)IB_WC_FETCH_ADD);
 static_assert(SOFTHCA_WC_RECV == (int)IB_WC_RECV);
 static_assert(SOFTHCA_WC_RECV_RDMA_WITH_IMM == (int)IB_WC_RECV_RDMA_WITH_IMM);
+static_assert(SOFTHCA_WR_RDMA_WRITE == (int)IB_WR_RDMA_WRITE);
+static_assert(SOFTHCA_WR_RDMA_WRITE_WITH_IMM == (int)IB_WR_RDMA_WRITE_WITH_IMM);
+static_assert(SOFTHCA_WR_SEND == (int)IB_WR_SEND);
+static_assert(SOFTHCA_WR_SEND_WITH_IMM == (int)IB_WR_SEND_WITH_IMM);
+static_assert(SOFTHCA_WR_RDMA_READ == (int)IB_WR_RDMA_READ);
+static_assert(SOFTHCA_WR_ATOMIC_CMP_AND_SWP == (int)IB_WR_ATOMIC_CMP_AND_SWP);
+static_assert(SOFTHCA_WR_ATOMIC_FETCH_AND_ADD ==
+	      (int)IB_WR_ATOMIC_FETCH_AND_ADD);
+
+/* The builder reads ib_sge arrays as they are. */
+static_assert(sizeof(struct ib_sge) == sizeof(struct softhca_sge));
+static_assert(offsetof(struct ib_sge, addr) ==
+	      offsetof(struct softhca_sge, addr));
+static_assert(offsetof(struct ib_sge, length) ==
+	      offsetof(struct softhca_sge, length));
+static_assert(offsetof(struct ib_sge, lkey) ==
+	      offsetof(struct softhca_sge, lkey));
 
 /* ---- CQs ---------------------------------------------------------------- */
 
@@ -89,39 +113,30 @@ void shca_kcq_destroy(struct shca_cq *cq)
 	cq->kcq = NULL;
 }
 
-static void shca_wc_clear(struct ib_wc *wc, struct shca_qp *qp)
+/* A decoded work completion (softhca_cqe_decode()) as ib_core has it. */
+static void shca_wc_to_ib(const struct softhca_wc *w, struct shca_qp *qp,
+			  struct ib_wc *wc)
 {
-	wc->status = IB_WC_SUCCESS;
-	wc->opcode = IB_WC_SEND;
-	wc->vendor_err = 0;
-	wc->byte_len = 0;
+	SOFTHCA_WC_COPY(wc, w, IB_WC_WITH_IMM);
+	wc->ex.imm_data = w->imm;
 	wc->qp = &qp->ibqp;
-	wc->ex.imm_data = 0;
-	wc->src_qp = 0;
-	wc->wc_flags = 0;
-	wc->pkey_index = 0;
-	wc->slid = 0;
-	wc->sl = 0;
-	wc->dlid_path_bits = 0;
 	wc->port_num = SHCA_PORT;
 }
 
 /*
- * One CQE the consumer owns into @wc. Returns false when no live kernel
- * QP of this CQ has its QPN (destroyed meanwhile): the CQE is dropped.
+ * One CQE the consumer owns into @wc: its QP among @cq's kernel QPs, then
+ * the shared decoder with that QP's queues that complete on @cq. Returns
+ * false when the CQE matches no outstanding WR (its QP destroyed meanwhile,
+ * its queue on another CQ, a WR not posted or already retired): it is
+ * dropped.
  */
-static bool shca_kcq_parse(struct shca_kcq *kcq, const struct softhca_cqe *cqe,
+static bool shca_kcq_parse(struct shca_cq *cq, const struct softhca_cqe *cqe,
 			   struct ib_wc *wc)
 {
-	u32 qpn = be32_to_cpu(cqe->sop_drop_qpn) & SOFTHCA_24BIT_MASK;
-	u8 wqe_op = be32_to_cpu(cqe->sop_drop_qpn) >>
-		    SOFTHCA_CQE_WQE_OPCODE_SHIFT;
-	u8 opcode = cqe->op_own >> SOFTHCA_CQE_OPCODE_SHIFT;
-	u32 rqpn = be32_to_cpu(cqe->flags_rqpn);
-	struct shca_kwq *wq;
+	struct shca_kcq *kcq = cq->kcq;
+	u32 qpn = softhca_cqe_qpn(cqe);
+	struct softhca_wc w;
 	struct shca_qp *qp;
-	int with_imm, op;
-	u32 idx;
 
 	qp = kcq->last_qp;
 	if (!qp || qp->qpn != qpn) {
@@ -130,64 +145,13 @@ static bool shca_kcq_parse(struct shca_kcq *kcq, const struct softhca_cqe *cqe,
 			return false;
 		kcq->last_qp = qp;
 	}
-	shca_wc_clear(wc, qp);
-
-	switch (opcode) {
-	case SOFTHCA_CQE_REQ:
-		op = softhca_wqe_wc_opcode(wqe_op, &with_imm);
-		if (op < 0) {
-			wc->status = IB_WC_GENERAL_ERR;
-			break;
-		}
-		wc->opcode = op;
-		if (with_imm) {
-			wc->wc_flags |= IB_WC_WITH_IMM;
-			wc->ex.imm_data = cqe->imm_inval_pkey;
-		}
-		wc->byte_len = op == IB_WC_COMP_SWAP || op == IB_WC_FETCH_ADD ?
-			       SOFTHCA_ATOMIC_SIZE : be32_to_cpu(cqe->byte_cnt);
-		break;
-	case SOFTHCA_CQE_RESP_WR_IMM:
-	case SOFTHCA_CQE_RESP_SEND:
-	case SOFTHCA_CQE_RESP_SEND_IMM:
-		wc->opcode = opcode == SOFTHCA_CQE_RESP_WR_IMM ?
-			     IB_WC_RECV_RDMA_WITH_IMM : IB_WC_RECV;
-		if (opcode != SOFTHCA_CQE_RESP_SEND) {
-			wc->wc_flags |= IB_WC_WITH_IMM;
-			wc->ex.imm_data = cqe->imm_inval_pkey;
-		}
-		wc->byte_len = be32_to_cpu(cqe->byte_cnt);
-		wc->src_qp = rqpn & SOFTHCA_24BIT_MASK;
-		wc->sl = (rqpn >> SOFTHCA_CQE_SL_SHIFT) & SOFTHCA_CQE_SL_MASK;
-		break;
-	case SOFTHCA_CQE_REQ_ERR:
-	case SOFTHCA_CQE_RESP_ERR:
-		wc->status = softhca_syndrome_wc_status(cqe->syndrome);
-		wc->vendor_err = cqe->vendor_err_synd;
-		/* Not meaningful with an error status: best effort. */
-		op = softhca_wqe_wc_opcode(wqe_op, &with_imm);
-		wc->opcode = opcode == SOFTHCA_CQE_RESP_ERR ? IB_WC_RECV :
-			     op < 0 ? IB_WC_SEND : op;
-		break;
-	default:
-		wc->status = IB_WC_GENERAL_ERR;
-		break;
-	}
-
-	/* The WR: by WQE counter (SQ, retiring the unsignaled before it)... */
-	if (opcode == SOFTHCA_CQE_REQ || opcode == SOFTHCA_CQE_REQ_ERR) {
-		wq = &qp->kqp->sq;
-		idx = be16_to_cpu(cqe->wqe_counter) & (wq->cnt - 1);
-		wc->wr_id = wq->wrid[idx];
-		WRITE_ONCE(wq->tail, wq->wqe_head[idx]);
-		return true;
-	}
-	/* ...or the oldest posted receive (RQ). */
-	wq = &qp->kqp->rq;
-	if (!wq->cnt)
+	if (softhca_cqe_decode(cqe,
+			       qp->ibqp.send_cq == &cq->ibcq ?
+			       &qp->kqp->sq.wrs : NULL,
+			       qp->ibqp.recv_cq == &cq->ibcq ?
+			       &qp->kqp->rq.wrs : NULL, &w))
 		return false;
-	wc->wr_id = wq->wrid[wq->tail & (wq->cnt - 1)];
-	WRITE_ONCE(wq->tail, wq->tail + 1);
+	shca_wc_to_ib(&w, qp, wc);
 	return true;
 }
 
@@ -203,7 +167,8 @@ static struct softhca_cqe *shca_kcq_next(struct shca_kcq *kcq, u32 ci)
 
 int shca_poll_cq(struct ib_cq *ibcq, int ne, struct ib_wc *wc)
 {
-	struct shca_kcq *kcq = to_shca_cq(ibcq)->kcq;
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	struct shca_kcq *kcq = cq->kcq;
 	unsigned long flags;
 	u32 ci, start;
 	int n = 0;
@@ -220,7 +185,7 @@ int shca_poll_cq(struct ib_cq *ibcq, int ne, struct ib_wc *wc)
 		/* Owner and opcode seen: only now read the rest. */
 		dma_rmb();
 		ci++;
-		if (shca_kcq_parse(kcq, cqe, &wc[n]))
+		if (shca_kcq_parse(cq, cqe, &wc[n]))
 			n++;
 	}
 	if (ci != start) {
@@ -303,31 +268,28 @@ static void shca_kqp_clean_cqs(struct shca_qp *qp)
 
 /* ---- QPs ---------------------------------------------------------------- */
 
-static int shca_kwq_init(struct shca_kwq *wq, void *buf, u32 cnt,
-			 u32 max_post, bool sq)
+/* The WR record of a queue of @cnt slots; an SQ's keeps wqe_head[] too. */
+static int shca_wrs_init(struct softhca_wq_wrs *wrs, u32 cnt, bool sq)
 {
-	spin_lock_init(&wq->lock);
-	wq->buf = buf;
-	wq->cnt = cnt;
-	wq->max_post = max_post;
+	wrs->cnt = cnt;
 	if (!cnt)
 		return 0;
-	wq->wrid = kvcalloc(cnt, sizeof(*wq->wrid), GFP_KERNEL);
-	if (!wq->wrid)
+	wrs->wrid = kvcalloc(cnt, sizeof(*wrs->wrid), GFP_KERNEL);
+	if (!wrs->wrid)
 		return -ENOMEM;
 	if (sq) {
-		wq->wqe_head = kvcalloc(cnt, sizeof(*wq->wqe_head),
-					GFP_KERNEL);
-		if (!wq->wqe_head)
+		wrs->wqe_head = kvcalloc(cnt, sizeof(*wrs->wqe_head),
+					 GFP_KERNEL);
+		if (!wrs->wqe_head)
 			return -ENOMEM;
 	}
 	return 0;
 }
 
-static void shca_kwq_fini(struct shca_kwq *wq)
+static void shca_wrs_fini(struct softhca_wq_wrs *wrs)
 {
-	kvfree(wq->wrid);
-	kvfree(wq->wqe_head);
+	kvfree(wrs->wrid);
+	kvfree(wrs->wqe_head);
 }
 
 static void shca_kqp_unlink(struct shca_qp *qp, struct shca_cq *cq)
@@ -350,8 +312,9 @@ static void shca_kqp_unlink(struct shca_qp *qp, struct shca_cq *cq)
 /* After CREATE_QP; the QP's CQs are kernel CQs (checked by the caller). */
 int shca_kqp_create(struct shca_qp *qp, void *rq_buf, u32 rq_wqe_cnt,
 		    u32 rq_wqe_shift, u32 rq_max_gs, void *sq_buf,
-		    u32 sq_wqebb_cnt, u32 sq_max_post, u32 max_send_sge,
-		    u32 max_inline, struct softhca_qp_dbr *dbr)
+		    u32 sq_wqebb_cnt, u32 sq_max_post, u32 sq_max_wqebbs,
+		    u32 max_send_sge, u32 max_inline,
+		    struct softhca_qp_dbr *dbr)
 {
 	struct shca_cq *scq = to_shca_cq(qp->ibqp.send_cq);
 	struct shca_cq *rcq = to_shca_cq(qp->ibqp.recv_cq);
@@ -362,17 +325,26 @@ int shca_kqp_create(struct shca_qp *qp, void *rq_buf, u32 rq_wqe_cnt,
 	if (!kqp)
 		return -ENOMEM;
 	qp->kqp = kqp;
-	err = shca_kwq_init(&kqp->sq, sq_buf, sq_wqebb_cnt, sq_max_post, true);
-	if (err)
-		goto err_free;
+	spin_lock_init(&kqp->sq.lock);
+	/* Kernel QPs do not sign their WQEs (only a user can ask). */
+	kqp->sq.fmt.ring.buf = sq_buf;
+	kqp->sq.fmt.ring.size = sq_wqebb_cnt * SOFTHCA_SEND_WQE_BB;
+	kqp->sq.fmt.qpn = qp->qpn;
+	kqp->sq.fmt.max_wqebbs = sq_max_wqebbs;
+	kqp->sq.fmt.max_inline = max_inline;
+	kqp->sq.max_post = sq_max_post;
 	kqp->sq.max_gs = max_send_sge;
-	err = shca_kwq_init(&kqp->rq, rq_buf, rq_wqe_cnt, rq_wqe_cnt, false);
+	err = shca_wrs_init(&kqp->sq.wrs, sq_wqebb_cnt, true);
 	if (err)
 		goto err_free;
+	spin_lock_init(&kqp->rq.lock);
+	kqp->rq.buf = rq_buf;
 	kqp->rq.stride_shift = rq_wqe_shift;
 	kqp->rq.max_gs = rq_max_gs;
+	err = shca_wrs_init(&kqp->rq.wrs, rq_wqe_cnt, false);
+	if (err)
+		goto err_free;
 	kqp->dbr = dbr;
-	kqp->max_inline = max_inline;
 
 	err = xa_insert(&scq->kcq->qps, qp->qpn, qp, GFP_KERNEL);
 	if (err)
@@ -387,8 +359,8 @@ int shca_kqp_create(struct shca_qp *qp, void *rq_buf, u32 rq_wqe_cnt,
 err_scq:
 	shca_kqp_unlink(qp, scq);
 err_free:
-	shca_kwq_fini(&kqp->sq);
-	shca_kwq_fini(&kqp->rq);
+	shca_wrs_fini(&kqp->sq.wrs);
+	shca_wrs_fini(&kqp->rq.wrs);
 	kfree(kqp);
 	qp->kqp = NULL;
 	return err;
@@ -402,8 +374,8 @@ void shca_kqp_destroy(struct shca_qp *qp)
 	shca_kqp_clean_cqs(qp);
 	shca_kqp_unlink(qp, to_shca_cq(qp->ibqp.send_cq));
 	shca_kqp_unlink(qp, to_shca_cq(qp->ibqp.recv_cq));
-	shca_kwq_fini(&kqp->sq);
-	shca_kwq_fini(&kqp->rq);
+	shca_wrs_fini(&kqp->sq.wrs);
+	shca_wrs_fini(&kqp->rq.wrs);
 	kfree(kqp);
 	qp->kqp = NULL;
 }
@@ -417,190 +389,82 @@ void shca_kqp_reset(struct shca_qp *qp)
 	/* Its CQEs name WRs of the old counters: they go first. */
 	shca_kqp_clean_cqs(qp);
 	spin_lock_irqsave(&kqp->sq.lock, flags);
-	kqp->sq.head = 0;
+	WRITE_ONCE(kqp->sq.wrs.head, 0);
 	kqp->sq.cur_post = 0;
-	WRITE_ONCE(kqp->sq.tail, 0);
+	WRITE_ONCE(kqp->sq.wrs.tail, 0);
 	WRITE_ONCE(kqp->dbr->snd_counter, 0);
 	spin_unlock_irqrestore(&kqp->sq.lock, flags);
 	spin_lock_irqsave(&kqp->rq.lock, flags);
-	kqp->rq.head = 0;
-	WRITE_ONCE(kqp->rq.tail, 0);
+	WRITE_ONCE(kqp->rq.wrs.head, 0);
+	WRITE_ONCE(kqp->rq.wrs.tail, 0);
 	WRITE_ONCE(kqp->dbr->rcv_counter, 0);
 	spin_unlock_irqrestore(&kqp->rq.lock, flags);
 }
 
-static int shca_wr_opcode(enum ib_wr_opcode op)
-{
-	switch (op) {
-	case IB_WR_RDMA_WRITE:
-		return SOFTHCA_OPCODE_RDMA_WRITE;
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		return SOFTHCA_OPCODE_RDMA_WRITE_IMM;
-	case IB_WR_SEND:
-		return SOFTHCA_OPCODE_SEND;
-	case IB_WR_SEND_WITH_IMM:
-		return SOFTHCA_OPCODE_SEND_IMM;
-	case IB_WR_RDMA_READ:
-		return SOFTHCA_OPCODE_RDMA_READ;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-		return SOFTHCA_OPCODE_ATOMIC_CS;
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		return SOFTHCA_OPCODE_ATOMIC_FA;
-	default:
-		return -1;
-	}
-}
-
-/* The 16-byte segment @ds units after the WQE at SQ byte offset @off. */
-static void *shca_sq_seg(struct shca_kwq *sq, u32 off, u32 ds)
-{
-	u32 size = sq->cnt * SOFTHCA_SEND_WQE_BB;
-
-	return sq->buf + ((off + ds * SOFTHCA_DS_SIZE) & (size - 1));
-}
-
-static void shca_set_data_seg(struct softhca_wqe_data_seg *seg, u32 len,
-			      u32 lkey, u64 addr)
-{
-	seg->byte_count = cpu_to_be32(len);
-	seg->lkey = cpu_to_be32(lkey);
-	seg->addr = cpu_to_be64(addr);
-}
-
 /*
- * Inline payload from the SGEs (kernel virtual addresses) after the WQE's
- * first @ds units, following the ring wrap; zero padding to a DS. Returns
- * the DS it takes (0 for no payload), or -EINVAL if it does not fit.
+ * ib_send_wr -> the shared builder's WR descriptor; -EINVAL for opcodes
+ * softhca does not run. The containers (ib_rdma_wr, ib_atomic_wr) are
+ * read only for the opcodes that come in them.
  */
-static int shca_set_inline(struct shca_kwq *sq, u32 max_inline, u32 off,
-			   u32 ds, const struct ib_send_wr *wr)
+static int shca_wr_to_desc(const struct shca_qp *qp,
+			   const struct ib_send_wr *wr,
+			   struct softhca_send_wr *d)
 {
-	u32 size = sq->cnt * SOFTHCA_SEND_WQE_BB;
-	struct softhca_wqe_inline_seg *hdr = shca_sq_seg(sq, off, ds);
-	u32 pos = (off + ds * SOFTHCA_DS_SIZE + sizeof(*hdr)) & (size - 1);
-	u64 total = 0;
-	u32 used, pad;
-	int i;
+	int opcode = softhca_wr_opcode(wr->opcode);
+	const struct softhca_opcode_info *op;
+	const struct ib_atomic_wr *a;
 
-	for (i = 0; i < wr->num_sge; i++)
-		total += wr->sg_list[i].length;
-	if (total > max_inline)
+	if (opcode < 0)
 		return -EINVAL;
-	if (!total)
-		return 0;
-	hdr->byte_count = cpu_to_be32((u32)total | SOFTHCA_INLINE_SEG);
-	for (i = 0; i < wr->num_sge; i++) {
-		const u8 *src = (const u8 *)(uintptr_t)wr->sg_list[i].addr;
-		u32 len = wr->sg_list[i].length;
-
-		while (len) {
-			u32 n = min(len, size - pos);
-
-			memcpy(sq->buf + pos, src, n);
-			src += n;
-			len -= n;
-			pos = (pos + n) & (size - 1);
-		}
+	op = &softhca_opcodes[opcode];
+	memset(d, 0, sizeof(*d));
+	d->op = op;
+	d->fm_ce_se = softhca_enc_fm_ce_se(qp->sig_all ||
+					   (wr->send_flags & IB_SEND_SIGNALED),
+					   wr->send_flags & IB_SEND_SOLICITED,
+					   wr->send_flags & IB_SEND_FENCE);
+	d->send_inline = !!(wr->send_flags & IB_SEND_INLINE);
+	d->imm = wr->ex.imm_data;
+	d->sg = (const struct softhca_sge *)wr->sg_list;
+	d->num_sge = wr->num_sge;
+	if (op->segs & SOFTHCA_SEG_ATOMIC) {
+		/* compare_add is CS's compare and FA's addend. */
+		a = atomic_wr(wr);
+		d->remote_addr = a->remote_addr;
+		d->rkey = a->rkey;
+		d->swap_add = op->flags & SOFTHCA_OPF_COMPARE ? a->swap :
+				a->compare_add;
+		d->compare = a->compare_add;
+	} else if (op->segs & SOFTHCA_SEG_RADDR) {
+		d->remote_addr = rdma_wr(wr)->remote_addr;
+		d->rkey = rdma_wr(wr)->rkey;
 	}
-	used = sizeof(*hdr) + total;
-	pad = -used & (SOFTHCA_DS_SIZE - 1);
-	/* The padding never crosses the ring's end (a DS never does). */
-	memset(sq->buf + pos, 0, pad);
-	return DIV_ROUND_UP(used, SOFTHCA_DS_SIZE);
+	return 0;
 }
 
 /* One send WR into the SQ at cur_post; under sq->lock. */
 static int shca_post_one(struct shca_qp *qp, const struct ib_send_wr *wr)
 {
-	struct shca_kqp *kqp = qp->kqp;
-	struct shca_kwq *sq = &kqp->sq;
-	u32 off = (sq->cur_post & (sq->cnt - 1)) * SOFTHCA_SEND_WQE_BB;
-	struct softhca_wqe_ctrl_seg *ctrl = sq->buf + off;
-	int opcode = shca_wr_opcode(wr->opcode);
-	u32 ds = 1, slot, wqebbs;
-	int i, n;
+	struct shca_ksq *sq = &qp->kqp->sq;
+	struct softhca_send_wr d;
+	int bbs;
 
-	if (opcode < 0)
-		return -EINVAL;
-	if (sq->head - READ_ONCE(sq->tail) >= sq->max_post)
+	bbs = shca_wr_to_desc(qp, wr, &d);
+	if (bbs)
+		return bbs;
+	if (softhca_wq_overflow(sq->wrs.head, READ_ONCE(sq->wrs.tail), 0,
+				sq->max_post))
 		return -ENOMEM;
 	if (wr->num_sge < 0 || wr->num_sge > sq->max_gs)
 		return -EINVAL;
-
-	switch (wr->opcode) {
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case IB_WR_RDMA_READ: {
-		struct softhca_wqe_raddr_seg *r = shca_sq_seg(sq, off, ds++);
-
-		r->raddr = cpu_to_be64(rdma_wr(wr)->remote_addr);
-		r->rkey = cpu_to_be32(rdma_wr(wr)->rkey);
-		r->reserved = 0;
-		break;
-	}
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD: {
-		const struct ib_atomic_wr *a = atomic_wr(wr);
-		struct softhca_wqe_raddr_seg *r = shca_sq_seg(sq, off, ds++);
-		struct softhca_wqe_atomic_seg *at = shca_sq_seg(sq, off, ds++);
-
-		r->raddr = cpu_to_be64(a->remote_addr);
-		r->rkey = cpu_to_be32(a->rkey);
-		r->reserved = 0;
-		if (wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP) {
-			at->swap_add = cpu_to_be64(a->swap);
-			at->compare = cpu_to_be64(a->compare_add);
-		} else {
-			at->swap_add = cpu_to_be64(a->compare_add);
-			at->compare = 0;
-		}
-		break;
-	}
-	default:
-		break;
-	}
-
-	if ((wr->send_flags & IB_SEND_INLINE) &&
-	    wr->opcode != IB_WR_RDMA_READ &&
-	    wr->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
-	    wr->opcode != IB_WR_ATOMIC_FETCH_AND_ADD) {
-		n = shca_set_inline(sq, kqp->max_inline, off, ds, wr);
-		if (n < 0)
-			return n;
-		ds += n;
-	} else {
-		for (i = 0; i < wr->num_sge; i++) {
-			const struct ib_sge *sg = &wr->sg_list[i];
-
-			if (!sg->length)
-				continue;
-			shca_set_data_seg(shca_sq_seg(sq, off, ds++), sg->length,
-					  sg->lkey, sg->addr);
-		}
-	}
-
-	ctrl->opmod_idx_opcode =
-		cpu_to_be32(softhca_enc_ctrl_opcode(0, sq->cur_post, opcode));
-	ctrl->qpn_ds = cpu_to_be32(softhca_enc_ctrl_qpn_ds(qp->qpn, ds));
-	ctrl->signature = 0;
-	ctrl->rsvd9[0] = 0;
-	ctrl->rsvd9[1] = 0;
-	ctrl->fm_ce_se =
-		softhca_enc_fm_ce_se(qp->sig_all ||
-				     (wr->send_flags & IB_SEND_SIGNALED),
-				     wr->send_flags & IB_SEND_SOLICITED,
-				     wr->send_flags & IB_SEND_FENCE);
-	ctrl->imm = (wr->opcode == IB_WR_SEND_WITH_IMM ||
-		     wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM) ?
-		    wr->ex.imm_data : 0;
-
-	slot = sq->cur_post & (sq->cnt - 1);
-	sq->wrid[slot] = wr->wr_id;
-	sq->head++;
-	/* A CQE for this WQE retires it and every unsignaled one before. */
-	sq->wqe_head[slot] = sq->head;
-	wqebbs = softhca_enc_ds_to_wqebbs(ds);
-	sq->cur_post += wqebbs;
+	bbs = softhca_build_send_wqe(&sq->fmt, sq->cur_post, &d);
+	if (bbs < 0)
+		return bbs;
+	softhca_wq_wrs_record(&sq->wrs, sq->cur_post & (sq->wrs.cnt - 1),
+			      wr->wr_id, sq->wrs.head);
+	/* poll_cq reads it to tell a posted WR from a stale slot. */
+	WRITE_ONCE(sq->wrs.head, sq->wrs.head + 1);
+	sq->cur_post += bbs;
 	return 0;
 }
 
@@ -640,7 +504,7 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 {
 	struct shca_qp *qp = to_shca_qp(ibqp);
 	struct shca_kqp *kqp = qp->kqp;
-	struct shca_kwq *rq;
+	struct shca_krq *rq;
 	unsigned long flags;
 	int err = 0, nreq = 0;
 
@@ -649,36 +513,31 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	rq = &kqp->rq;
 	spin_lock_irqsave(&rq->lock, flags);
 	for (; wr; wr = wr->next, nreq++) {
-		struct softhca_wqe_data_seg *seg;
-		u32 slot = rq->head & (rq->cnt - 1);
-		int i, n = 0;
+		u32 slot = rq->wrs.head & (rq->wrs.cnt - 1);
 
-		if (!rq->cnt || rq->head - READ_ONCE(rq->tail) >= rq->cnt)
+		if (!rq->wrs.cnt ||
+		    softhca_wq_overflow(rq->wrs.head, READ_ONCE(rq->wrs.tail),
+					0, rq->wrs.cnt))
 			err = -ENOMEM;
-		else if (wr->num_sge < 0 || wr->num_sge > rq->max_gs)
+		else if (wr->num_sge < 0 || wr->num_sge > rq->max_gs ||
+			 softhca_set_recv_wqe(rq->buf + (slot << rq->stride_shift),
+					      1U << rq->stride_shift, 0,
+					      (const struct softhca_sge *)wr->sg_list,
+					      wr->num_sge, qp->qpn,
+					      rq->wrs.head) < 0)
 			err = -EINVAL;
 		if (err) {
 			if (bad_wr)
 				*bad_wr = wr;
 			break;
 		}
-		seg = rq->buf + (slot << rq->stride_shift);
-		for (i = 0; i < wr->num_sge; i++) {
-			if (!wr->sg_list[i].length)
-				continue;
-			shca_set_data_seg(&seg[n++], wr->sg_list[i].length,
-					  wr->sg_list[i].lkey,
-					  wr->sg_list[i].addr);
-		}
-		if (n < rq->max_gs)
-			shca_set_data_seg(&seg[n], 0, SOFTHCA_INVALID_LKEY, 0);
-		rq->wrid[slot] = wr->wr_id;
-		rq->head++;
+		softhca_wq_wrs_record(&rq->wrs, slot, wr->wr_id, rq->wrs.head);
+		WRITE_ONCE(rq->wrs.head, rq->wrs.head + 1);
 	}
 	if (nreq) {
 		dma_wmb();
 		WRITE_ONCE(kqp->dbr->rcv_counter,
-			   cpu_to_be32(rq->head & SOFTHCA_WQ_DBR_MASK));
+			   cpu_to_be32(rq->wrs.head & SOFTHCA_WQ_DBR_MASK));
 	}
 	spin_unlock_irqrestore(&rq->lock, flags);
 	/* A QP in ERR flushes it; an RNR-waiting requester may retry. */

@@ -237,8 +237,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 				      l.rq_wqe_cnt, l.rq_wqe_shift,
 				      l.rq_max_gs, qp->queue->buf + l.sq_offset,
 				      l.sq_wqebb_cnt, l.sq_max_post,
-				      cap.max_send_sge, cap.max_inline_data,
-				      in.dbr);
+				      in.sq_max_wqebbs, cap.max_send_sge,
+				      cap.max_inline_data, in.dbr);
 		if (err)
 			goto err_qp;
 		init_attr->cap = cap;

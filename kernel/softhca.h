@@ -12,6 +12,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/softhca-wqe.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "eq.h"
@@ -95,29 +96,34 @@ struct shca_cq {
 	struct shca_kcq *kcq;		/* kernel CQ (udata NULL), else NULL */
 };
 
-/* One work queue of a kernel QP (kverbs.c). */
-struct shca_kwq {
-	spinlock_t lock;		/* post_send / post_recv */
-	void *buf;
-	u32 cnt;			/* SQ: WQEBBs; RQ: WQEs (power of two) */
+/*
+ * A kernel QP's send queue (kverbs.c): the shared WQE builder's view of it
+ * (@fmt), the WR record the shared CQE decoder retires from (@wrs, per
+ * WQEBB slot, <rdma/softhca-wqe.h>), and the producer counter.
+ */
+struct shca_ksq {
+	spinlock_t lock;		/* post_send */
+	struct softhca_sq_fmt fmt;
 	u32 max_post;			/* WRs outstanding at most */
-	u32 head;			/* WRs posted */
-	u32 tail;			/* WRs retired (poll_cq, CQ lock) */
-	u32 cur_post;			/* SQ: WQEBBs posted (the doorbell) */
-	u32 stride_shift;		/* RQ: log2 of the WQE stride */
 	u32 max_gs;			/* SGEs per WQE */
-	u64 *wrid;			/* per slot: wr_id */
-	u32 *wqe_head;			/* SQ, per slot: head after the WR */
+	u32 cur_post;			/* WQEBBs posted (the doorbell) */
+	struct softhca_wq_wrs wrs;	/* head: lock; tail: poll_cq, CQ lock */
+};
+
+/* A kernel QP's receive queue; @wrs counts WQEs, one slot each. */
+struct shca_krq {
+	spinlock_t lock;		/* post_recv */
+	void *buf;
+	u32 stride_shift;		/* log2 of the WQE stride */
+	u32 max_gs;			/* SGEs per WQE */
+	struct softhca_wq_wrs wrs;	/* head: lock; tail: poll_cq, CQ lock */
 };
 
 /* A kernel QP's verbs side (kverbs.c); NULL for a user QP. */
 struct shca_kqp {
-	struct shca_kwq sq;
-	struct shca_kwq rq;
+	struct shca_ksq sq;
+	struct shca_krq rq;
 	struct softhca_qp_dbr *dbr;
-	u32 max_inline;
-	struct list_head scq_node;	/* on send_cq->kcq->qps */
-	struct list_head rcq_node;	/* on recv_cq->kcq->qps */
 };
 
 struct shca_qp {
@@ -252,8 +258,9 @@ int shca_kcq_create(struct shca_dev *sdev, struct shca_cq *cq, u32 cnt);
 void shca_kcq_destroy(struct shca_cq *cq);
 int shca_kqp_create(struct shca_qp *qp, void *rq_buf, u32 rq_wqe_cnt,
 		    u32 rq_wqe_shift, u32 rq_max_gs, void *sq_buf,
-		    u32 sq_wqebb_cnt, u32 sq_max_post, u32 max_send_sge,
-		    u32 max_inline, struct softhca_qp_dbr *dbr);
+		    u32 sq_wqebb_cnt, u32 sq_max_post, u32 sq_max_wqebbs,
+		    u32 max_send_sge, u32 max_inline,
+		    struct softhca_qp_dbr *dbr);
 void shca_kqp_destroy(struct shca_qp *qp);
 void shca_kqp_reset(struct shca_qp *qp);
 int shca_poll_cq(struct ib_cq *ibcq, int ne, struct ib_wc *wc);

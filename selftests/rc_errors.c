@@ -503,7 +503,7 @@ static void local_fail(struct __test_metadata *_metadata, struct rc_pair *p,
 {
 	struct rc_end *a = &p->e[0], *b = &p->e[1];
 	struct softhca_sq *sq = &to_sqp(a->qp)->sq;
-	uint32_t save[3] = { sq->max_gs, sq->max_inline, sq->max_wqebbs };
+	uint32_t save[3] = { sq->max_gs, sq->fmt.max_inline, sq->fmt.max_wqebbs };
 	struct ibv_sge ok_sge = { (uintptr_t)a->buf, 8, a->mr->lkey };
 	struct ibv_send_wr wr2 = { .wr_id = 2, .sg_list = &ok_sge, .num_sge = 1,
 		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
@@ -516,13 +516,13 @@ static void local_fail(struct __test_metadata *_metadata, struct rc_pair *p,
 	ASSERT_EQ(0, rc_post_recv(b->qp, 3, b->buf + 65536, 8192, b->mr->lkey));
 	if (caps) {
 		sq->max_gs = caps[0];
-		sq->max_inline = caps[1];
-		sq->max_wqebbs = caps[2];
+		sq->fmt.max_inline = caps[1];
+		sq->fmt.max_wqebbs = caps[2];
 	}
 	ret = ibv_post_send(a->qp, wr, &bad);
 	sq->max_gs = save[0];
-	sq->max_inline = save[1];
-	sq->max_wqebbs = save[2];
+	sq->fmt.max_inline = save[1];
+	sq->fmt.max_wqebbs = save[2];
 	ASSERT_EQ(0, ret) TH_LOG("%s: not posted", what);
 	rc_expect_err(_metadata, a->scq, 1, want, a);
 	rc_expect_err(_metadata, a->scq, 2, IBV_WC_WR_FLUSH_ERR, a);
@@ -1061,7 +1061,7 @@ TEST_F(err, wqe_beyond_granted_caps)
 	/* kernel/qp.c: 64-byte WQEs: (64 - ctrl - raddr) / 16 SGEs, 64 - 36 inline */
 	ASSERT_EQ(2, A->cap.max_send_sge);
 	ASSERT_EQ(28, A->cap.max_inline_data);
-	ASSERT_EQ(1, to_sqp(A->qp)->sq.max_wqebbs);
+	ASSERT_EQ(1, to_sqp(A->qp)->sq.fmt.max_wqebbs);
 	for (int i = 0; i < 3; i++)
 		sg[i] = (struct ibv_sge){ (uintptr_t)src + 64 * i, 8, A->mr->lkey };
 	rc_fill(src, 256, 5);

@@ -93,18 +93,17 @@ static uint32_t pick_key(const struct target *self, const struct target *peer,
 	}
 }
 
+/* Mostly an opcode of the table (<rdma/softhca-opcodes.h>), else any byte. */
 static uint8_t pick_opcode(void)
 {
-	static const uint8_t ops[] = {
-		SOFTHCA_OPCODE_NOP, SOFTHCA_OPCODE_RDMA_WRITE,
-		SOFTHCA_OPCODE_RDMA_WRITE_IMM, SOFTHCA_OPCODE_SEND,
-		SOFTHCA_OPCODE_SEND_IMM, SOFTHCA_OPCODE_RDMA_READ,
-		SOFTHCA_OPCODE_ATOMIC_CS, SOFTHCA_OPCODE_ATOMIC_FA,
-	};
+	uint32_t op;
 
 	if (!rnd_below(8))
 		return (uint8_t)rnd();
-	return ops[rnd_below(sizeof(ops) / sizeof(ops[0]))];
+	do
+		op = rnd_below(SOFTHCA_OPCODE_CNT);
+	while (!softhca_opcode_info(op));
+	return (uint8_t)op;
 }
 
 /* A well-formed control segment and plausible segments at WQEBB @slot. */
@@ -156,7 +155,7 @@ static void shaped_wqe(const struct target *t, const struct target *peer,
 	ring_size = sq->wqebb_cnt * SOFTHCA_SEND_WQE_BB;
 	off = (slot & (sq->wqebb_cnt - 1)) * SOFTHCA_SEND_WQE_BB;
 	for (uint32_t i = 0; i < size; i++)
-		sq->ring.buf[(off + i) % ring_size] = wqe[i];
+		sq->fmt.ring.buf[(off + i) % ring_size] = wqe[i];
 }
 
 /*
@@ -186,7 +185,7 @@ static void valid_wqe(const struct target *t, const struct target *peer,
 		      uint32_t slot)
 {
 	struct softhca_sq *sq = &t->sqp->sq;
-	uint8_t *wqe = sq->ring.buf +
+	uint8_t *wqe = sq->fmt.ring.buf +
 		       (slot & (sq->wqebb_cnt - 1)) * SOFTHCA_SEND_WQE_BB;
 	struct softhca_wqe_ctrl_seg *ctrl = (void *)wqe;
 	struct softhca_wqe_raddr_seg *r = (void *)(wqe + 16);
@@ -257,7 +256,7 @@ static void fuzz_once(struct target *t, struct target *peer,
 	uint32_t valid = rnd_below(4), start = t->next;
 
 	if (mode == FUZZ_RANDOM) {
-		rnd_fill(sq->ring.buf, sq->wqebb_cnt * SOFTHCA_SEND_WQE_BB);
+		rnd_fill(sq->fmt.ring.buf, sq->wqebb_cnt * SOFTHCA_SEND_WQE_BB);
 		if (rq->wqe_cnt)
 			rnd_fill(rq->buf, rq->wqe_cnt << rq->wqe_shift);
 		t->sqp->dbr->snd_counter = (uint32_t)rnd();

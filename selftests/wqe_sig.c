@@ -41,13 +41,13 @@ static bool send_sig_ok(const struct softhca_qp *q, uint32_t counter)
 {
 	const struct softhca_sq *sq = &q->sq;
 	uint32_t off = (counter & (sq->wqebb_cnt - 1)) * SOFTHCA_SEND_WQE_BB;
-	const struct softhca_wqe_ctrl_seg *c = (const void *)(sq->ring.buf + off);
+	const struct softhca_wqe_ctrl_seg *c = (const void *)(sq->fmt.ring.buf + off);
 	uint32_t len = (be32toh(c->qpn_ds) & SOFTHCA_WQE_CTRL_DS_MASK) *
 		       SOFTHCA_DS_SIZE;
-	uint32_t first = sq->ring.size - off < len ? sq->ring.size - off : len;
+	uint32_t first = sq->fmt.ring.size - off < len ? sq->fmt.ring.size - off : len;
 
-	return (xor_bytes(sq->ring.buf + off, first) ^
-		xor_bytes(sq->ring.buf, len - first)) == 0xff;
+	return (xor_bytes(sq->fmt.ring.buf + off, first) ^
+		xor_bytes(sq->fmt.ring.buf, len - first)) == 0xff;
 }
 
 static uint8_t *rwqe_at(const struct softhca_qp *q, uint32_t counter)
@@ -77,7 +77,7 @@ static int raw_send(struct rc_end *e, uint64_t wr_id, void *addr,
 	struct softhca_qp *q = to_sqp(e->qp);
 	struct softhca_sq *sq = &q->sq;
 	uint32_t slot = sq->cur_post & (sq->wqebb_cnt - 1);
-	uint8_t *wqe = sq->ring.buf + slot * SOFTHCA_SEND_WQE_BB;
+	uint8_t *wqe = sq->fmt.ring.buf + slot * SOFTHCA_SEND_WQE_BB;
 	struct softhca_wqe_ctrl_seg *c = (void *)wqe;
 	struct softhca_wqe_data_seg *d = (void *)(wqe + 16);
 
@@ -94,10 +94,10 @@ static int raw_send(struct rc_end *e, uint64_t wr_id, void *addr,
 	if (break_sig)
 		c->signature ^= 0x5a;
 
-	sq->wrid[slot] = wr_id;
-	sq->wqe_head[slot] = sq->head;
+	sq->wrs.wrid[slot] = wr_id;
+	sq->wrs.wqe_head[slot] = sq->wrs.head;
 	sq->cur_post++;
-	sq->head++;
+	sq->wrs.head++;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	q->dbr->snd_counter = htobe32(sq->cur_post & SOFTHCA_WQ_DBR_MASK);
 	/* The hint that names the QP, as the provider rings it. */
@@ -142,7 +142,7 @@ static void one_op(struct __test_metadata *_metadata, struct rc_pair *p,
 	struct rc_end *a = &p->e[0], *b = &p->e[1];
 	struct softhca_qp *qa = to_sqp(a->qp), *qb = to_sqp(b->qp);
 	bool recv = op == IBV_WR_SEND || op == IBV_WR_RDMA_WRITE_WITH_IMM;
-	uint32_t sq_at = qa->sq.cur_post, rq_at = qb->rq.head;
+	uint32_t sq_at = qa->sq.cur_post, rq_at = qb->rq.wrs.head;
 	struct rc_wc_want want;
 	struct ibv_wc wc;
 	int ret;
@@ -265,7 +265,7 @@ TEST_F(sig, bad_recv_signature_fails_both_ends)
 {
 	struct rc_end *a = &self->p.e[0], *b = &self->p.e[1];
 	struct softhca_qp *qb = to_sqp(b->qp);
-	uint32_t at = qb->rq.head;
+	uint32_t at = qb->rq.wrs.head;
 	struct rc_wc_want want;
 	struct ibv_wc wc;
 

@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * cqe.c - CQE ownership, CQE -> ibv_wc, CQ arm word. See cqe.h and
- * Documentation/queue-formats.md.
+ * cqe.c - CQE ownership, CQ cleaning, CQ arm word. See cqe.h and
+ * Documentation/queue-formats.md; the CQE decoder is <rdma/softhca-cqe.h>.
  */
 #include <errno.h>
 #include <string.h>
 
-#include <rdma/softhca-enc.h>
-
 #include "cqe.h"
 #include "mmio.h"
 
-/* The shared encoders use the IBA numbers, which are libibverbs' too. */
+/* The shared decoder uses the IBA numbers, which are libibverbs' too. */
 _Static_assert((int)SOFTHCA_WC_LOC_LEN_ERR == (int)IBV_WC_LOC_LEN_ERR, "wc status");
 _Static_assert((int)SOFTHCA_WC_LOC_QP_OP_ERR == (int)IBV_WC_LOC_QP_OP_ERR, "wc status");
 _Static_assert((int)SOFTHCA_WC_LOC_PROT_ERR == (int)IBV_WC_LOC_PROT_ERR, "wc status");
@@ -31,6 +29,9 @@ _Static_assert((int)SOFTHCA_WC_RDMA_WRITE == (int)IBV_WC_RDMA_WRITE, "wc opcode"
 _Static_assert((int)SOFTHCA_WC_RDMA_READ == (int)IBV_WC_RDMA_READ, "wc opcode");
 _Static_assert((int)SOFTHCA_WC_COMP_SWAP == (int)IBV_WC_COMP_SWAP, "wc opcode");
 _Static_assert((int)SOFTHCA_WC_FETCH_ADD == (int)IBV_WC_FETCH_ADD, "wc opcode");
+_Static_assert((int)SOFTHCA_WC_RECV == (int)IBV_WC_RECV, "wc opcode");
+_Static_assert((int)SOFTHCA_WC_RECV_RDMA_WITH_IMM ==
+	       (int)IBV_WC_RECV_RDMA_WITH_IMM, "wc opcode");
 
 bool softhca_cqe_owned_by_sw(const struct softhca_cqe *cqe, uint32_t ci,
 			     uint32_t cqe_cnt)
@@ -48,93 +49,6 @@ const struct softhca_cqe *softhca_cqe_get_sw(const void *ring, uint32_t ci,
 		(const struct softhca_cqe *)ring + softhca_ring_slot(ci, cqe_cnt);
 
 	return softhca_cqe_owned_by_sw(cqe, ci, cqe_cnt) ? cqe : NULL;
-}
-
-enum ibv_wc_status softhca_cqe_syndrome_status(uint8_t syndrome)
-{
-	return (enum ibv_wc_status)softhca_syndrome_wc_status(syndrome);
-}
-
-int softhca_wc_opcode_of_wqe(uint8_t wqe_opcode, enum ibv_wc_opcode *opcode,
-			     bool *with_imm)
-{
-	int imm, op = softhca_wqe_wc_opcode(wqe_opcode, &imm);
-
-	*with_imm = imm;
-	if (op < 0)
-		return -1;
-	*opcode = (enum ibv_wc_opcode)op;
-	return 0;
-}
-
-static void wc_clear(struct ibv_wc *wc, const struct softhca_cqe *cqe)
-{
-	wc->status = IBV_WC_SUCCESS;
-	wc->opcode = IBV_WC_SEND;
-	wc->vendor_err = 0;
-	wc->byte_len = 0;
-	wc->imm_data = 0;
-	wc->qp_num = softhca_cqe_qpn(cqe);
-	wc->src_qp = 0;
-	wc->wc_flags = 0;
-	wc->pkey_index = 0;
-	wc->slid = 0;
-	wc->sl = 0;
-	wc->dlid_path_bits = 0;
-}
-
-int softhca_cqe_to_wc(const struct softhca_cqe *cqe, struct ibv_wc *wc)
-{
-	uint8_t opcode = softhca_cqe_opcode(cqe);
-	uint32_t rqpn = be32toh(cqe->flags_rqpn);
-	bool with_imm;
-
-	wc_clear(wc, cqe);
-	switch (opcode) {
-	case SOFTHCA_CQE_REQ:
-		if (softhca_wc_opcode_of_wqe(softhca_cqe_wqe_opcode(cqe),
-					     &wc->opcode, &with_imm))
-			return -EPROTO;
-		/* The HCA echoes the immediate of SEND_IMM and WRITE_IMM. */
-		if (with_imm) {
-			wc->wc_flags |= IBV_WC_WITH_IMM;
-			wc->imm_data = cqe->imm_inval_pkey;
-		}
-		if (wc->opcode == IBV_WC_COMP_SWAP || wc->opcode == IBV_WC_FETCH_ADD)
-			wc->byte_len = SOFTHCA_ATOMIC_SIZE;
-		else
-			wc->byte_len = be32toh(cqe->byte_cnt);
-		return 0;
-
-	case SOFTHCA_CQE_RESP_WR_IMM:
-	case SOFTHCA_CQE_RESP_SEND:
-	case SOFTHCA_CQE_RESP_SEND_IMM:
-		wc->opcode = opcode == SOFTHCA_CQE_RESP_WR_IMM ?
-			     IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
-		if (opcode != SOFTHCA_CQE_RESP_SEND) {
-			wc->wc_flags |= IBV_WC_WITH_IMM;
-			wc->imm_data = cqe->imm_inval_pkey;
-		}
-		wc->byte_len = be32toh(cqe->byte_cnt);
-		wc->src_qp = rqpn & SOFTHCA_24BIT_MASK;
-		wc->sl = (rqpn >> SOFTHCA_CQE_SL_SHIFT) & SOFTHCA_CQE_SL_MASK;
-		return 0;
-
-	case SOFTHCA_CQE_REQ_ERR:
-	case SOFTHCA_CQE_RESP_ERR:
-		wc->status = softhca_cqe_syndrome_status(cqe->syndrome);
-		wc->vendor_err = cqe->vendor_err_synd;
-		/* Best effort only: not meaningful when status != SUCCESS. */
-		if (opcode == SOFTHCA_CQE_RESP_ERR)
-			wc->opcode = IBV_WC_RECV;
-		else if (softhca_wc_opcode_of_wqe(softhca_cqe_wqe_opcode(cqe),
-						  &wc->opcode, &with_imm))
-			wc->opcode = IBV_WC_SEND;
-		return 0;
-
-	default:
-		return -EPROTO;
-	}
 }
 
 uint32_t softhca_cq_compact(struct softhca_cqe *ring, uint32_t cqe_cnt,

@@ -1,44 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * cqe.h - CQE parsing and the CQ arm doorbell word (seed-map.md §5.3, §5.4).
+ * cqe.h - the provider's side of the CQ formats (seed-map.md §5.3, §5.4):
+ * CQE ownership, the shared CQE decoder's work completion as an ibv_wc,
+ * CQ cleaning and the CQ arm doorbell word. The decoder itself, with the
+ * WR lookup and its checks, is the one the kernel uses too
+ * (softhca_cqe_decode(), <rdma/softhca-cqe.h>).
  *
  * Pure functions over one CQE and plain arguments; the poll loop (CQ lock,
- * udma_from_device_barrier after the ownership check, wrid[] lookup, WQ tail
- * updates, set_ci) belongs to the caller.
+ * udma_from_device_barrier after the ownership check, the QP lookup,
+ * set_ci) belongs to the caller.
  */
-#ifndef SOFTHCA_CQE_H
-#define SOFTHCA_CQE_H
+#ifndef SOFTHCA_CQE_H_PROVIDER
+#define SOFTHCA_CQE_H_PROVIDER
 
 #include <endian.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/softhca-cqe.h>
 #include <rdma/softhca-queue.h>
 
 #include "ring.h"
-
-static inline uint8_t softhca_cqe_opcode(const struct softhca_cqe *cqe)
-{
-	return cqe->op_own >> SOFTHCA_CQE_OPCODE_SHIFT;
-}
-
-/* QPN of the CQE (good and error CQEs keep it at the same offset). */
-static inline uint32_t softhca_cqe_qpn(const struct softhca_cqe *cqe)
-{
-	return be32toh(cqe->sop_drop_qpn) & SOFTHCA_24BIT_MASK;
-}
-
-/* The WQE opcode a requester CQE (good or error) completes. */
-static inline uint8_t softhca_cqe_wqe_opcode(const struct softhca_cqe *cqe)
-{
-	return be32toh(cqe->sop_drop_qpn) >> SOFTHCA_CQE_WQE_OPCODE_SHIFT;
-}
-
-static inline uint16_t softhca_cqe_wqe_counter(const struct softhca_cqe *cqe)
-{
-	return be16toh(cqe->wqe_counter);
-}
 
 /*
  * True if the CQE seen at consumer index ci in a ring of cqe_cnt entries
@@ -54,27 +37,14 @@ bool softhca_cqe_owned_by_sw(const struct softhca_cqe *cqe, uint32_t ci,
 const struct softhca_cqe *softhca_cqe_get_sw(const void *ring, uint32_t ci,
 					     uint32_t cqe_cnt);
 
-/* ibv_wc_status of an error CQE syndrome (unknown: IBV_WC_GENERAL_ERR). */
-enum ibv_wc_status softhca_cqe_syndrome_status(uint8_t syndrome);
-
-/*
- * ibv_wc_opcode of a completed send WQE opcode; *with_imm set for the
- * _IMM forms. Returns -1 for an opcode that has no work completion.
- */
-int softhca_wc_opcode_of_wqe(uint8_t wqe_opcode, enum ibv_wc_opcode *opcode,
-			     bool *with_imm);
-
-/*
- * Fill every ibv_wc field except wr_id from a CQE the caller owns:
- * status/vendor_err (error CQEs), opcode (requester: from the WQE opcode
- * the HCA copied into the CQE; responder: from the CQE opcode), byte_len,
- * imm_data (network order, as the CQE holds it; the requester CQE of a
- * SEND_IMM or WRITE_IMM echoes the WR's), wc_flags, qp_num, src_qp,
- * sl. For error CQEs opcode and byte_len are not meaningful
- * (ibv_poll_cq(3)). Returns 0, or -EPROTO for a CQE opcode or requester
- * WQE opcode softhca never writes.
- */
-int softhca_cqe_to_wc(const struct softhca_cqe *cqe, struct ibv_wc *wc);
+/* A decoded work completion (softhca_cqe_decode()) as libibverbs has it. */
+static inline void softhca_wc_to_ibv(const struct softhca_wc *w,
+				     struct ibv_wc *wc)
+{
+	SOFTHCA_WC_COPY(wc, w, IBV_WC_WITH_IMM);
+	wc->imm_data = w->imm;
+	wc->qp_num = w->qpn;
+}
 
 /*
  * Remove the CQEs of QP qpn from the part of the ring the HCA has written
@@ -99,4 +69,4 @@ uint32_t softhca_cq_arm_word(uint32_t arm_sn, bool solicited_only, uint32_t ci);
 /* The 64-bit UAR CQ doorbell (host order; store it with htobe64). */
 uint64_t softhca_cq_doorbell(uint32_t arm_word, uint32_t cqn);
 
-#endif /* SOFTHCA_CQE_H */
+#endif /* SOFTHCA_CQE_H_PROVIDER */

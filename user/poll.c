@@ -4,12 +4,14 @@
  *
  * Under the CQ lock: take the CQE at the consumer index if the HCA wrote it
  * on this lap (opcode not INVALID, owner bit of the lap), issue
- * udma_from_device_barrier, turn it into an ibv_wc (cqe.c), find the QP by
- * its QPN and its WR: a requester CQE names the WQE by its WQEBB counter
- * (sq.wrid[], and sq.wqe_head[] retires every WR up to it, the unsignaled
- * ones too), a responder CQE takes the oldest posted receive (rq.wrid[] at
- * the RQ tail). Error CQEs advance the tails the same way. Finally the new
- * consumer index goes to the doorbell record (set_ci, 24 bits, big-endian).
+ * udma_from_device_barrier, find the QP by its QPN and hand the CQE to the
+ * decoder the kernel shares (softhca_cqe_decode(), <rdma/softhca-cqe.h>):
+ * it fills the work completion and finds the WR. A requester CQE names
+ * the WQE by its WQEBB counter (sq.wrs.wrid[], and sq.wrs.wqe_head[]
+ * retires every WR up to it, the unsignaled ones too), a responder CQE
+ * takes the oldest posted receive (rq.wrs.wrid[] at the RQ tail). Error
+ * CQEs advance the tails the same way. Finally the new consumer index goes
+ * to the doorbell record (set_ci, 24 bits, big-endian).
  */
 #include <errno.h>
 
@@ -44,66 +46,21 @@ static struct softhca_qp *cq_find_qp(struct softhca_cq *cq, uint32_t qpn)
  * Fill wc from one CQE. Returns 0, or -1 when no outstanding WR of a live
  * QP on this CQ matches it (the CQE is then dropped: it would otherwise
  * block the CQ for good, or move a queue's tail over WRs still posted).
+ * The decoder reads no SQ ring: poll_cq stays off the poster's lines.
  */
 static int parse_cqe(struct softhca_cq *cq, const struct softhca_cqe *cqe,
 		     struct ibv_wc *wc)
 {
 	struct softhca_qp *qp = cq_find_qp(cq, softhca_cqe_qpn(cqe));
-	int bad;
+	struct softhca_wc w;
 
-	if (!qp)
+	if (!qp ||
+	    softhca_cqe_decode(cqe,
+			       qp_uses_cq(qp, cq, true) ? &qp->sq.wrs : NULL,
+			       qp_uses_cq(qp, cq, false) ? &qp->rq.wrs : NULL,
+			       &w))
 		return -1;
-
-	switch (softhca_cqe_opcode(cqe)) {
-	case SOFTHCA_CQE_REQ:
-	case SOFTHCA_CQE_REQ_ERR: {
-		struct softhca_sq *sq = &qp->sq;
-		uint32_t idx, tail, seq;
-
-		if (!sq->wqebb_cnt || !qp_uses_cq(qp, cq, true))
-			return -1;
-		idx = softhca_ring_slot(softhca_cqe_wqe_counter(cqe),
-					sq->wqebb_cnt);
-		/*
-		 * The WR recorded at idx must be posted and not retired, so
-		 * the tail never moves back nor past the head. (Checking that
-		 * a WQE really starts at idx would read the SQ ring here: +0.4
-		 * us on ib_read_lat under TCG, measured.)
-		 */
-		tail = sq->tail;
-		seq = sq->wqe_head[idx];
-		if (seq - tail >=
-		    __atomic_load_n(&sq->head, __ATOMIC_RELAXED) - tail)
-			return -1;
-		bad = softhca_cqe_to_wc(cqe, wc);
-		wc->wr_id = sq->wrid[idx];
-		/* Our reads of the slots before the tail that frees them. */
-		__atomic_store_n(&sq->tail, seq + 1, __ATOMIC_RELEASE);
-		break;
-	}
-	case SOFTHCA_CQE_RESP_WR_IMM:
-	case SOFTHCA_CQE_RESP_SEND:
-	case SOFTHCA_CQE_RESP_SEND_IMM:
-	case SOFTHCA_CQE_RESP_ERR: {
-		struct softhca_rq *rq = &qp->rq;
-
-		if (!rq->wqe_cnt || !qp_uses_cq(qp, cq, false) ||
-		    rq->tail == __atomic_load_n(&rq->head, __ATOMIC_RELAXED))
-			return -1;
-		bad = softhca_cqe_to_wc(cqe, wc);
-		wc->wr_id = rq->wrid[softhca_ring_slot(rq->tail, rq->wqe_cnt)];
-		__atomic_store_n(&rq->tail, rq->tail + 1, __ATOMIC_RELEASE);
-		break;
-	}
-	default:
-		return -1;
-	}
-
-	/* A CQE this provider cannot read still completes its WR. */
-	if (bad) {
-		wc->status = IBV_WC_GENERAL_ERR;
-		wc->vendor_err = 0;
-	}
+	softhca_wc_to_ibv(&w, wc);
 	return 0;
 }
 

@@ -11,7 +11,6 @@
 #include <sys/mman.h>
 
 #include "softhca.h"
-#include "wqe.h"
 
 struct softhca_create_qp_cmd {
 	struct ibv_create_qp ibv_cmd;
@@ -166,9 +165,9 @@ static bool qp_resp_ok(const struct softhca_context *ctx,
 static void qp_free_sw(struct softhca_qp *qp)
 {
 	softhca_wr_api_free(qp);
-	free(qp->sq.wrid);
-	free(qp->sq.wqe_head);
-	free(qp->rq.wrid);
+	free(qp->sq.wrs.wrid);
+	free(qp->sq.wrs.wqe_head);
+	free(qp->rq.wrs.wrid);
 	softhca_lock_destroy(&qp->sq.lock);
 	softhca_lock_destroy(&qp->rq.lock);
 	free(qp);
@@ -192,24 +191,29 @@ static int qp_map(struct softhca_context *ctx, struct softhca_qp *qp,
 	qp->map = map;
 	qp->dbr = (struct softhca_qp_dbr *)(map + r->dbr_offset);
 
-	qp->sq.ring.buf = map + r->sq_offset;
-	qp->sq.ring.size = r->sq_wqebb_cnt * SOFTHCA_SEND_WQE_BB;
+	qp->sq.fmt.ring.buf = map + r->sq_offset;
+	qp->sq.fmt.ring.size = r->sq_wqebb_cnt * SOFTHCA_SEND_WQE_BB;
+	qp->sq.fmt.qpn = qp->qpn;
+	qp->sq.fmt.max_wqebbs = r->sq_max_wqebbs;
+	qp->sq.fmt.max_inline = r->max_inline_data;
+	qp->sq.fmt.sign = qp->wqe_sig;
 	qp->sq.wqebb_cnt = r->sq_wqebb_cnt;
 	qp->sq.max_post = r->sq_max_post;
-	qp->sq.max_wqebbs = r->sq_max_wqebbs;
 	qp->sq.max_gs = cap->max_send_sge;
-	qp->sq.max_inline = r->max_inline_data;
 
 	qp->rq.buf = map + r->rq_offset;
 	qp->rq.wqe_cnt = r->rq_wqe_cnt;
 	qp->rq.wqe_shift = r->rq_wqe_shift;
 	qp->rq.max_gs = r->rq_max_gs;
 
-	qp->sq.wrid = calloc(qp->sq.wqebb_cnt, sizeof(*qp->sq.wrid));
-	qp->sq.wqe_head = calloc(qp->sq.wqebb_cnt, sizeof(*qp->sq.wqe_head));
-	qp->rq.wrid = calloc(qp->rq.wqe_cnt ? qp->rq.wqe_cnt : 1,
-			     sizeof(*qp->rq.wrid));
-	if (!qp->sq.wrid || !qp->sq.wqe_head || !qp->rq.wrid)
+	qp->sq.wrs.cnt = qp->sq.wqebb_cnt;
+	qp->sq.wrs.wrid = calloc(qp->sq.wqebb_cnt, sizeof(*qp->sq.wrs.wrid));
+	qp->sq.wrs.wqe_head = calloc(qp->sq.wqebb_cnt,
+				     sizeof(*qp->sq.wrs.wqe_head));
+	qp->rq.wrs.cnt = qp->rq.wqe_cnt;
+	qp->rq.wrs.wrid = calloc(qp->rq.wqe_cnt ? qp->rq.wqe_cnt : 1,
+				 sizeof(*qp->rq.wrs.wrid));
+	if (!qp->sq.wrs.wrid || !qp->sq.wrs.wqe_head || !qp->rq.wrs.wrid)
 		return ENOMEM;
 	return 0;
 }
@@ -341,10 +345,10 @@ static void qp_reset_queues(struct softhca_qp *qp)
 	softhca_lock(&qp->sq.lock);
 	softhca_lock(&qp->rq.lock);
 	qp->sq.cur_post = 0;
-	qp->sq.head = 0;
-	__atomic_store_n(&qp->sq.tail, 0, __ATOMIC_RELAXED);
-	qp->rq.head = 0;
-	__atomic_store_n(&qp->rq.tail, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&qp->sq.wrs.head, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&qp->sq.wrs.tail, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&qp->rq.wrs.head, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&qp->rq.wrs.tail, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&qp->dbr->rcv_counter, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&qp->dbr->snd_counter, 0, __ATOMIC_RELAXED);
 	softhca_unlock(&qp->rq.lock);

@@ -5,7 +5,9 @@
  * Producer and consumer counters are free-running unsigned 32-bit values;
  * a slot is counter & (count - 1), so every ring count is a power of two.
  * Only the low 16 bits of a WQ counter reach the doorbell record, only the
- * low 24 bits of a CQ consumer index.
+ * low 24 bits of a CQ consumer index. The byte ring of the SQ and its
+ * wrap (struct softhca_ring) are the shared WQE builder's
+ * (<rdma/softhca-wqe.h>).
  */
 #ifndef SOFTHCA_RING_H
 #define SOFTHCA_RING_H
@@ -15,12 +17,7 @@
 
 #include <rdma/softhca-enc.h>
 #include <rdma/softhca-queue.h>
-
-/* A byte ring: the SQ buffer. size is a power of two, a multiple of 64. */
-struct softhca_ring {
-	uint8_t *buf;
-	uint32_t size;
-};
+#include <rdma/softhca-wqe.h>
 
 static inline bool softhca_is_pow2(uint32_t x)
 {
@@ -37,25 +34,6 @@ static inline uint32_t softhca_ring_slot(uint32_t counter, uint32_t cnt)
 static inline uint32_t softhca_sq_wqe_offset(uint32_t cur_post, uint32_t wqebb_cnt)
 {
 	return softhca_ring_slot(cur_post, wqebb_cnt) << SOFTHCA_SEND_WQE_SHIFT;
-}
-
-/* Bytes from offset off to the end of the ring (off < r->size). */
-static inline uint32_t softhca_ring_to_end(const struct softhca_ring *r, uint32_t off)
-{
-	return r->size - off;
-}
-
-/* Offset n bytes after off, wrapped into the ring. */
-static inline uint32_t softhca_ring_advance(const struct softhca_ring *r,
-					    uint32_t off, uint32_t n)
-{
-	return (off + n) & (r->size - 1);
-}
-
-/* WQEBBs a send WQE of ds 16-byte units occupies (cur_post advance). */
-static inline uint32_t softhca_ds_to_wqebbs(uint32_t ds)
-{
-	return softhca_enc_ds_to_wqebbs(ds);
 }
 
 /* The value of a WQ counter in the doorbell record (host order). */

@@ -2,21 +2,44 @@
 /*
  * send.c - ibv_post_send (seed-map.md §3.1, §3.3).
  *
- * Step 1, under the SQ lock: per WR the opcode, the room left in the SQ
- * (re-checked under the send CQ's lock when it looks full, since poll_cq
- * moves the tail), the SGE count. Step 2: the WQE (wqe.c encoders) at
- * cur_post: ctrl, raddr, atomic, then data pointers or inline data, the
- * optional signature; wrid[]/wqe_head[] at its first WQEBB; cur_post moves
- * by its WQEBBs. The first WR that fails is *bad_wr; the ones before it are
- * posted. Step 3: post_send_db: the SND doorbell record, then the UAR
- * (BlueFlame copy of a single small WQE, or the 64-bit doorbell of the last
- * control segment). Then the engine wake-up check (design.md §5).
+ * Step 1, under the SQ lock: per WR the opcode (the opcode table's WR
+ * map), the room left in the SQ (re-checked under the send CQ's lock when
+ * it looks full, since poll_cq moves the tail), the SGE count. Step 2: the
+ * WQE at cur_post, built by the builder the kernel shares
+ * (softhca_build_send_wqe(), <rdma/softhca-wqe.h>): ctrl, raddr, atomic,
+ * then data pointers or inline data, the optional signature; wrid[] and
+ * wqe_head[] at its first WQEBB; cur_post moves by its WQEBBs. The first
+ * WR that fails is *bad_wr; the ones before it are posted. Step 3:
+ * post_send_db: the SND doorbell record, then the UAR (BlueFlame copy of a
+ * single small WQE, or the 64-bit doorbell of the last control segment).
+ * Then the engine wake-up check (design.md §5).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "send.h"
-#include "wqe.h"
+
+/* The builder reads the application's ibv_sge arrays as they are. */
+_Static_assert(sizeof(struct ibv_sge) == sizeof(struct softhca_sge), "sge");
+_Static_assert(offsetof(struct ibv_sge, addr) ==
+	       offsetof(struct softhca_sge, addr), "sge addr");
+_Static_assert(offsetof(struct ibv_sge, length) ==
+	       offsetof(struct softhca_sge, length), "sge length");
+_Static_assert(offsetof(struct ibv_sge, lkey) ==
+	       offsetof(struct softhca_sge, lkey), "sge lkey");
+
+/* The opcode table's WR numbers are libibverbs'. */
+_Static_assert((int)IBV_WR_RDMA_WRITE == SOFTHCA_WR_RDMA_WRITE, "wr");
+_Static_assert((int)IBV_WR_RDMA_WRITE_WITH_IMM == SOFTHCA_WR_RDMA_WRITE_WITH_IMM,
+	       "wr");
+_Static_assert((int)IBV_WR_SEND == SOFTHCA_WR_SEND, "wr");
+_Static_assert((int)IBV_WR_SEND_WITH_IMM == SOFTHCA_WR_SEND_WITH_IMM, "wr");
+_Static_assert((int)IBV_WR_RDMA_READ == SOFTHCA_WR_RDMA_READ, "wr");
+_Static_assert((int)IBV_WR_ATOMIC_CMP_AND_SWP == SOFTHCA_WR_ATOMIC_CMP_AND_SWP,
+	       "wr");
+_Static_assert((int)IBV_WR_ATOMIC_FETCH_AND_ADD ==
+	       SOFTHCA_WR_ATOMIC_FETCH_AND_ADD, "wr");
 
 /* mlx5_wq_overflow: near full, look again with the CQ lock held. */
 bool softhca_sq_overflow(struct softhca_qp *qp, uint32_t nreq)
@@ -25,148 +48,65 @@ bool softhca_sq_overflow(struct softhca_qp *qp, uint32_t nreq)
 	struct softhca_cq *cq;
 	uint32_t tail;
 
-	tail = __atomic_load_n(&sq->tail, __ATOMIC_RELAXED);
-	if (!softhca_wq_overflow(sq->head, tail, nreq, sq->max_post))
+	tail = __atomic_load_n(&sq->wrs.tail, __ATOMIC_RELAXED);
+	if (!softhca_wq_overflow(sq->wrs.head, tail, nreq, sq->max_post))
 		return false;
 	cq = to_scq(qp->vqp.qp.send_cq);
 	softhca_lock(&cq->lock);
-	tail = __atomic_load_n(&sq->tail, __ATOMIC_RELAXED);
+	tail = __atomic_load_n(&sq->wrs.tail, __ATOMIC_RELAXED);
 	softhca_unlock(&cq->lock);
-	return softhca_wq_overflow(sq->head, tail, nreq, sq->max_post);
+	return softhca_wq_overflow(sq->wrs.head, tail, nreq, sq->max_post);
 }
 
 /*
- * DS count of the WQE d describes, or the errno of a WR this QP cannot
- * take, as a negative value: an inline payload beyond max_inline_data is
- * ENOMEM (as mlx5's set_data_inl_seg), anything else EINVAL.
+ * Write the WQE at cur_post and account for it (seed-map.md §3.1 step 2).
+ * seq is this WR's number in the SQ (head + WRs before it in the batch):
+ * poll_cq sets the tail to seq + 1 when the WQE completes. Returns 0, or
+ * an errno (softhca_send_wqe_ds()) with nothing written.
  */
-static int wqe_ds(const struct softhca_sq *sq, const struct softhca_wqe_desc *d)
-{
-	uint32_t ds = 1 + d->raddr + d->atomic;
-
-	if (d->atomic) {
-		if (d->num_sge != 1)
-			return -EINVAL;
-		ds++;
-	} else if (d->inl) {
-		uint64_t len = 0;
-
-		for (int i = 0; i < d->num_sge; i++)
-			len += d->sg[i].length;
-		if (len > sq->max_inline)
-			return -ENOMEM;
-		if (len)
-			ds += (sizeof(struct softhca_wqe_inline_seg) + len +
-			       SOFTHCA_DS_SIZE - 1) / SOFTHCA_DS_SIZE;
-	} else {
-		for (int i = 0; i < d->num_sge; i++)
-			ds += d->sg[i].length != 0;
-	}
-	if (ds > SOFTHCA_WQE_MAX_DS ||
-	    softhca_ds_to_wqebbs(ds) > sq->max_wqebbs)
-		return -EINVAL;
-	return (int)ds;
-}
-
-/*
- * Write the WQE at cur_post and account for it (seed-map.md §3.1 step 2). seq is
- * this WR's number in the SQ (head + WRs before it in the batch): poll_cq
- * sets the tail to seq + 1 when the WQE completes. Returns 0, or an errno
- * (see wqe_ds) with nothing written.
- */
-int softhca_sq_build_wqe(struct softhca_qp *qp,
-			 const struct softhca_wqe_desc *d, uint32_t seq)
+int softhca_sq_build_wqe(struct softhca_qp *qp, uint64_t wr_id,
+			 const struct softhca_send_wr *wr, uint32_t seq)
 {
 	struct softhca_sq *sq = &qp->sq;
-	int ret = wqe_ds(sq, d);
-	uint32_t ds, idx, off, seg;
+	int bbs = softhca_build_send_wqe(&sq->fmt, sq->cur_post, wr);
 
-	if (ret < 0)
-		return -ret;
-	ds = (uint32_t)ret;
-	idx = softhca_ring_slot(sq->cur_post, sq->wqebb_cnt);
-	off = idx << SOFTHCA_SEND_WQE_SHIFT;
-	seg = off + sizeof(struct softhca_wqe_ctrl_seg);
-
-	/* raddr and atomic fit in the first WQEBB, after ctrl. */
-	if (d->raddr) {
-		softhca_set_raddr_seg((void *)(sq->ring.buf + seg),
-				      d->remote_addr, d->rkey);
-		seg += sizeof(struct softhca_wqe_raddr_seg);
-	}
-	if (d->atomic) {
-		softhca_set_atomic_seg((void *)(sq->ring.buf + seg),
-				       d->swap_add, d->compare);
-		seg += sizeof(struct softhca_wqe_atomic_seg);
-		softhca_set_data_seg((void *)(sq->ring.buf + seg),
-				     SOFTHCA_ATOMIC_SIZE, d->sg[0].lkey,
-				     d->sg[0].addr);
-	} else if (d->inl) {
-		softhca_set_inline_data(&sq->ring, seg, d->sg, d->num_sge,
-					sq->max_inline);
-	} else {
-		softhca_set_data_segs(&sq->ring, seg, d->sg, d->num_sge);
-	}
-	softhca_set_ctrl_seg((void *)(sq->ring.buf + off), d->opcode, 0,
-			     (uint16_t)sq->cur_post, qp->qpn, (uint8_t)ds,
-			     d->fm_ce_se, d->imm);
-	if (qp->wqe_sig)
-		softhca_sign_send_wqe(&sq->ring, off);
-
-	sq->wrid[idx] = d->wr_id;
-	sq->wqe_head[idx] = seq;
-	sq->cur_post += softhca_ds_to_wqebbs(ds);
+	if (bbs < 0)
+		return -bbs;
+	softhca_wq_wrs_record(&sq->wrs,
+			      softhca_ring_slot(sq->cur_post, sq->wqebb_cnt),
+			      wr_id, seq);
+	sq->cur_post += (uint32_t)bbs;
 	return 0;
 }
 
-/* ibv_send_wr -> descriptor; EINVAL for opcodes softhca does not run. */
+/* ibv_send_wr -> WR descriptor; EINVAL for opcodes softhca does not run. */
 static int wr_to_desc(const struct softhca_qp *qp, const struct ibv_send_wr *wr,
-		      struct softhca_wqe_desc *d)
+		      struct softhca_send_wr *d)
 {
-	int op = softhca_wr_opcode(wr->opcode);
+	int opcode = softhca_wr_opcode(wr->opcode);
+	const struct softhca_opcode_info *op;
 
-	if (op < 0)
+	if (opcode < 0)
 		return EINVAL;
-	memset(d, 0, sizeof(*d));
-	d->wr_id = wr->wr_id;
-	d->opcode = (uint8_t)op;
+	op = &softhca_opcodes[opcode];
+	d->op = op;
 	d->fm_ce_se = softhca_fm_ce_se(wr->send_flags, qp->sig_all);
-	d->sg = wr->sg_list;
-	d->num_sge = wr->num_sge;
-
-	switch (wr->opcode) {
-	case IBV_WR_SEND_WITH_IMM:
-		d->imm = wr->imm_data;
-		/* fall through */
-	case IBV_WR_SEND:
-		d->inl = wr->send_flags & IBV_SEND_INLINE;
-		break;
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		d->imm = wr->imm_data;
-		/* fall through */
-	case IBV_WR_RDMA_WRITE:
-		d->inl = wr->send_flags & IBV_SEND_INLINE;
-		/* fall through */
-	case IBV_WR_RDMA_READ:
-		d->raddr = true;
-		d->remote_addr = wr->wr.rdma.remote_addr;
-		d->rkey = wr->wr.rdma.rkey;
-		break;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		d->raddr = true;
-		d->atomic = true;
+	d->send_inline = !!(wr->send_flags & IBV_SEND_INLINE);
+	d->imm = wr->imm_data;
+	d->sg = (const struct softhca_sge *)wr->sg_list;
+	d->num_sge = (uint32_t)wr->num_sge;
+	if (op->segs & SOFTHCA_SEG_ATOMIC) {
+		/* compare_add is CS's compare and FA's addend. */
 		d->remote_addr = wr->wr.atomic.remote_addr;
 		d->rkey = wr->wr.atomic.rkey;
-		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
-			d->swap_add = wr->wr.atomic.swap;
-			d->compare = wr->wr.atomic.compare_add;
-		} else {
-			d->swap_add = wr->wr.atomic.compare_add;
-		}
-		break;
-	default:
-		return EINVAL;
+		d->swap_add = op->flags & SOFTHCA_OPF_COMPARE ?
+			      wr->wr.atomic.swap : wr->wr.atomic.compare_add;
+		d->compare = wr->wr.atomic.compare_add;
+	} else {
+		d->remote_addr = wr->wr.rdma.remote_addr;
+		d->rkey = wr->wr.rdma.rkey;
+		d->swap_add = 0;
+		d->compare = 0;
 	}
 	return 0;
 }
@@ -180,12 +120,12 @@ static void sq_doorbell(struct softhca_context *ctx, struct softhca_qp *qp,
 			uint32_t nreq, uint32_t last_idx, uint32_t bf_bbs)
 {
 	struct softhca_sq *sq = &qp->sq;
-	uint8_t *ctrl = sq->ring.buf + (last_idx << SOFTHCA_SEND_WQE_SHIFT);
+	uint8_t *ctrl = sq->fmt.ring.buf + (last_idx << SOFTHCA_SEND_WQE_SHIFT);
 	bool locked;
 	uint8_t *reg;
 
 	/* poll_cq reads it to tell a posted WR from a stale slot. */
-	__atomic_store_n(&sq->head, sq->head + nreq, __ATOMIC_RELAXED);
+	__atomic_store_n(&sq->wrs.head, sq->wrs.head + nreq, __ATOMIC_RELAXED);
 
 	/* 3.1: the WQEs before the producer counter. */
 	udma_to_device_barrier();
@@ -208,7 +148,7 @@ static void sq_doorbell(struct softhca_context *ctx, struct softhca_qp *qp,
 			uint32_t s = softhca_ring_slot(last_idx + i, sq->wqebb_cnt);
 
 			mmio_memcpy_x64(reg + i * SOFTHCA_SEND_WQE_BB,
-					sq->ring.buf + (s << SOFTHCA_SEND_WQE_SHIFT),
+					sq->fmt.ring.buf + (s << SOFTHCA_SEND_WQE_SHIFT),
 					SOFTHCA_SEND_WQE_BB);
 		}
 	} else {
@@ -252,7 +192,7 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct softhca_context *ctx = to_sctx(ibqp->context);
 	struct softhca_qp *qp = to_sqp(ibqp);
 	struct softhca_sq *sq = &qp->sq;
-	struct softhca_wqe_desc d;
+	struct softhca_send_wr d;
 	uint32_t nreq = 0, last_idx = 0, last_bbs = 0;
 	bool last_inl = false;
 	int err = 0;
@@ -272,12 +212,13 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			err = EINVAL;
 			break;
 		}
-		err = softhca_sq_build_wqe(qp, &d, sq->head + nreq);
+		err = softhca_sq_build_wqe(qp, wr->wr_id, &d,
+					   sq->wrs.head + nreq);
 		if (err)
 			break;
 		last_idx = softhca_ring_slot(start, sq->wqebb_cnt);
 		last_bbs = sq->cur_post - start;
-		last_inl = d.inl;
+		last_inl = softhca_send_wr_inline(&d);
 	}
 
 	if (nreq)

@@ -2,39 +2,36 @@
 /*
  * send.h - the stages of posting a send WQE, shared by ibv_post_send
  * (send.c) and the extended post-send API (wr.c). Callers hold the SQ lock.
+ * The WQE itself is the shared builder's (<rdma/softhca-wqe.h>).
  */
 #ifndef SOFTHCA_SEND_H
 #define SOFTHCA_SEND_H
 
+#include <rdma/softhca-wqe.h>
+
 #include "softhca.h"
 
-/* What one WR asks for, in WQE terms. */
-struct softhca_wqe_desc {
-	uint64_t wr_id;
-	uint8_t opcode;			/* SOFTHCA_OPCODE_* */
-	uint8_t fm_ce_se;
-	__be32 imm;
-	bool raddr;			/* raddr segment */
-	bool atomic;			/* atomic segment + one 8-byte pointer */
-	bool inl;			/* sg is copied inline */
-	uint64_t remote_addr;
-	uint32_t rkey;
-	uint64_t swap_add;
-	uint64_t compare;
-	const struct ibv_sge *sg;
-	int num_sge;
-};
+/*
+ * fm_ce_se of a WR: CQ_UPDATE if IBV_SEND_SIGNALED or the QP signals all,
+ * SOLICITED if IBV_SEND_SOLICITED, SMALL_AND_FENCE if IBV_SEND_FENCE.
+ */
+static inline uint8_t softhca_fm_ce_se(unsigned int send_flags, bool sig_all)
+{
+	return softhca_enc_fm_ce_se(sig_all || (send_flags & IBV_SEND_SIGNALED),
+				    send_flags & IBV_SEND_SOLICITED,
+				    send_flags & IBV_SEND_FENCE);
+}
 
 /* True if nreq more WRs do not fit (re-checked under the send CQ lock). */
 bool softhca_sq_overflow(struct softhca_qp *qp, uint32_t nreq);
 
 /*
- * Write d's WQE at cur_post: seq is the WR's number in the SQ (head + WRs
- * before it in this batch). Returns 0, or EINVAL / ENOMEM (inline beyond
- * max_inline_data) with nothing written.
+ * Write wr's WQE at cur_post and record wr_id at its slot: seq is the
+ * WR's number in the SQ (head + WRs before it in this batch). Returns 0,
+ * or EINVAL / ENOMEM (inline beyond max_inline_data) with nothing written.
  */
-int softhca_sq_build_wqe(struct softhca_qp *qp,
-			 const struct softhca_wqe_desc *d, uint32_t seq);
+int softhca_sq_build_wqe(struct softhca_qp *qp, uint64_t wr_id,
+			 const struct softhca_send_wr *wr, uint32_t seq);
 
 /*
  * post_send_db for nreq > 0 WRs just built, the last at WQEBB slot

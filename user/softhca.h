@@ -8,8 +8,10 @@
  * destroy, the QP table), send.c (post_send and the doorbell; send.h its
  * stages), wr.c (the extended post-send API), recv.c (post_recv), engine.c
  * (the wake-up call). mmio.h holds the barriers and doorbell stores,
- * provider-abi.h the libibverbs private interface; wqe.c, cqe.c and ring.h
- * are the pure encoders and parsers of the queue formats.
+ * provider-abi.h the libibverbs private interface; cqe.c and ring.h are
+ * the pure helpers of the queue formats around the WQE builder, CQE
+ * decoder and opcode table the kernel shares (<rdma/softhca-wqe.h>,
+ * <rdma/softhca-cqe.h>, <rdma/softhca-opcodes.h>).
  */
 #ifndef SOFTHCA_H
 #define SOFTHCA_H
@@ -166,34 +168,31 @@ struct softhca_cq {
 	struct softhca_db_hint db;	/* rung by an arm finding CQEs */
 };
 
-/* Send queue. Counters are free-running: cur_post in WQEBBs, head and tail
- * in WRs; wrid[] and wqe_head[] are indexed by the WQEBB slot of a WQE's
- * control segment. */
+/*
+ * Send queue. Counters are free-running: cur_post in WQEBBs, the WR
+ * record's head and tail in WRs; wrs.wrid[] and wrs.wqe_head[] are indexed
+ * by the WQEBB slot of a WQE's control segment (<rdma/softhca-wqe.h>).
+ */
 struct softhca_sq {
 	struct softhca_lock lock;
-	struct softhca_ring ring;	/* wqebb_cnt * 64 bytes */
+	struct softhca_sq_fmt fmt;	/* ring, QPN, granted WQE limits */
 	uint32_t wqebb_cnt;		/* power of two */
 	uint32_t max_post;		/* WRs the SQ holds */
-	uint32_t max_wqebbs;		/* largest WQE of this QP */
 	uint32_t max_gs;		/* max_send_sge granted */
-	uint32_t max_inline;		/* max_inline_data granted */
 	uint32_t cur_post;		/* under lock */
-	uint32_t head;			/* under lock */
-	uint32_t tail;			/* written by poll_cq under the CQ lock */
-	uint64_t *wrid;
-	uint32_t *wqe_head;
+	/* head under lock; tail written by poll_cq under the CQ lock */
+	struct softhca_wq_wrs wrs;
 };
 
-/* Receive queue: head and tail count WQEs. */
+/* Receive queue: the WR record counts WQEs, slot = head & (wqe_cnt - 1). */
 struct softhca_rq {
 	struct softhca_lock lock;
 	uint8_t *buf;
 	uint32_t wqe_cnt;		/* power of two, or 0: no RQ */
 	uint32_t wqe_shift;		/* log2 of the stride */
 	uint32_t max_gs;		/* data segments per WQE */
-	uint32_t head;			/* under lock */
-	uint32_t tail;			/* written by poll_cq under the CQ lock */
-	uint64_t *wrid;
+	/* head under lock; tail written by poll_cq under the CQ lock */
+	struct softhca_wq_wrs wrs;
 };
 
 struct softhca_wr_batch;

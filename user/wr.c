@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "send.h"
-#include "wqe.h"
 
 struct softhca_wr_batch {
 	int err;			/* first error of the batch */
@@ -28,8 +27,9 @@ struct softhca_wr_batch {
 	uint32_t last_idx, last_bbs;	/* the last WQE built */
 	bool last_inl;
 	bool pending;			/* desc waits for its data */
-	struct softhca_wqe_desc desc;
-	struct ibv_sge sge;		/* one SGE or the inline buffer */
+	uint64_t wr_id;			/* of the pending WR */
+	struct softhca_send_wr desc;
+	struct softhca_sge sge;		/* one SGE or the inline buffer */
 	uint8_t *inl;			/* max_inline bytes for inline lists */
 };
 
@@ -52,19 +52,20 @@ static void batch_build(struct softhca_qp *qp)
 	int ret;
 
 	b->pending = false;
-	ret = softhca_sq_build_wqe(qp, &b->desc, qp->sq.head + b->nreq);
+	ret = softhca_sq_build_wqe(qp, b->wr_id, &b->desc,
+				   qp->sq.wrs.head + b->nreq);
 	if (ret) {
 		batch_fail(b, ret);
 		return;
 	}
 	b->last_idx = softhca_ring_slot(start, qp->sq.wqebb_cnt);
 	b->last_bbs = qp->sq.cur_post - start;
-	b->last_inl = b->desc.inl;
+	b->last_inl = softhca_send_wr_inline(&b->desc);
 	b->nreq++;
 }
 
 /* A new operation: finish the previous one, check room, start desc. */
-static struct softhca_wqe_desc *op_begin(struct ibv_qp_ex *qpx, uint8_t opcode)
+static struct softhca_send_wr *op_begin(struct ibv_qp_ex *qpx, uint8_t opcode)
 {
 	struct softhca_qp *qp = qpx_to_sqp(qpx);
 	struct softhca_wr_batch *b = qp->wr;
@@ -78,8 +79,8 @@ static struct softhca_wqe_desc *op_begin(struct ibv_qp_ex *qpx, uint8_t opcode)
 		return NULL;
 	}
 	memset(&b->desc, 0, sizeof(b->desc));
-	b->desc.wr_id = qpx->wr_id;
-	b->desc.opcode = opcode;
+	b->wr_id = qpx->wr_id;
+	b->desc.op = &softhca_opcodes[opcode];
 	b->desc.fm_ce_se = softhca_fm_ce_se(qpx->wr_flags, qp->sig_all);
 	b->pending = true;
 	return &b->desc;
@@ -92,70 +93,59 @@ static void wr_send(struct ibv_qp_ex *qpx)
 
 static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
 {
-	struct softhca_wqe_desc *d = op_begin(qpx, SOFTHCA_OPCODE_SEND_IMM);
+	struct softhca_send_wr *d = op_begin(qpx, SOFTHCA_OPCODE_SEND_IMM);
 
 	if (d)
 		d->imm = imm_data;
 }
 
-static void rdma_op(struct ibv_qp_ex *qpx, uint8_t opcode, uint32_t rkey,
-		    uint64_t remote_addr, __be32 imm)
+/* An operation on remote memory; the WQE carries what its opcode needs. */
+static void remote_op(struct ibv_qp_ex *qpx, uint8_t opcode, uint32_t rkey,
+		      uint64_t remote_addr, __be32 imm, uint64_t swap_add,
+		      uint64_t compare)
 {
-	struct softhca_wqe_desc *d = op_begin(qpx, opcode);
+	struct softhca_send_wr *d = op_begin(qpx, opcode);
 
 	if (!d)
 		return;
-	d->raddr = true;
 	d->remote_addr = remote_addr;
 	d->rkey = rkey;
 	d->imm = imm;
+	d->swap_add = swap_add;
+	d->compare = compare;
 }
 
 static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 			  uint64_t remote_addr)
 {
-	rdma_op(qpx, SOFTHCA_OPCODE_RDMA_WRITE, rkey, remote_addr, 0);
+	remote_op(qpx, SOFTHCA_OPCODE_RDMA_WRITE, rkey, remote_addr, 0, 0, 0);
 }
 
 static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
 			      uint64_t remote_addr, __be32 imm_data)
 {
-	rdma_op(qpx, SOFTHCA_OPCODE_RDMA_WRITE_IMM, rkey, remote_addr, imm_data);
+	remote_op(qpx, SOFTHCA_OPCODE_RDMA_WRITE_IMM, rkey, remote_addr,
+		  imm_data, 0, 0);
 }
 
 static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
 			 uint64_t remote_addr)
 {
-	rdma_op(qpx, SOFTHCA_OPCODE_RDMA_READ, rkey, remote_addr, 0);
-}
-
-static void atomic_op(struct ibv_qp_ex *qpx, uint8_t opcode, uint32_t rkey,
-		      uint64_t remote_addr, uint64_t swap_add, uint64_t compare)
-{
-	struct softhca_wqe_desc *d = op_begin(qpx, opcode);
-
-	if (!d)
-		return;
-	d->raddr = true;
-	d->atomic = true;
-	d->remote_addr = remote_addr;
-	d->rkey = rkey;
-	d->swap_add = swap_add;
-	d->compare = compare;
+	remote_op(qpx, SOFTHCA_OPCODE_RDMA_READ, rkey, remote_addr, 0, 0, 0);
 }
 
 static void wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
 			      uint64_t remote_addr, uint64_t compare,
 			      uint64_t swap)
 {
-	atomic_op(qpx, SOFTHCA_OPCODE_ATOMIC_CS, rkey, remote_addr, swap,
+	remote_op(qpx, SOFTHCA_OPCODE_ATOMIC_CS, rkey, remote_addr, 0, swap,
 		  compare);
 }
 
 static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 				uint64_t remote_addr, uint64_t add)
 {
-	atomic_op(qpx, SOFTHCA_OPCODE_ATOMIC_FA, rkey, remote_addr, add, 0);
+	remote_op(qpx, SOFTHCA_OPCODE_ATOMIC_FA, rkey, remote_addr, 0, add, 0);
 }
 
 /* The data setters: the pending operation's WQE is built now. */
@@ -180,7 +170,8 @@ static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 
 	if (!b)
 		return;
-	b->sge = (struct ibv_sge){ .addr = addr, .length = length, .lkey = lkey };
+	b->sge = (struct softhca_sge){ .addr = addr, .length = length,
+				       .lkey = lkey };
 	b->desc.sg = &b->sge;
 	b->desc.num_sge = 1;
 	batch_build(qp);
@@ -199,15 +190,15 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 		batch_fail(b, EINVAL);
 		return;
 	}
-	b->desc.sg = sg_list;
-	b->desc.num_sge = (int)num_sge;
+	b->desc.sg = (const struct softhca_sge *)sg_list;
+	b->desc.num_sge = (uint32_t)num_sge;
 	batch_build(qp);
 }
 
-/* Inline only carries SEND and WRITE payloads. */
-static bool inline_ok(const struct softhca_wqe_desc *d)
+/* Inline only carries the payloads the opcode table allows it for. */
+static bool inline_ok(const struct softhca_send_wr *d)
 {
-	return !d->atomic && d->opcode != SOFTHCA_OPCODE_RDMA_READ;
+	return d->op->segs & SOFTHCA_SEG_INLINE;
 }
 
 static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
@@ -218,16 +209,16 @@ static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
 
 	if (!b)
 		return;
-	if (!inline_ok(&b->desc) || length > qp->sq.max_inline) {
+	if (!inline_ok(&b->desc) || length > qp->sq.fmt.max_inline) {
 		b->pending = false;
 		batch_fail(b, inline_ok(&b->desc) ? ENOMEM : EINVAL);
 		return;
 	}
-	b->sge = (struct ibv_sge){ .addr = (uintptr_t)addr,
-				   .length = (uint32_t)length };
+	b->sge = (struct softhca_sge){ .addr = (uintptr_t)addr,
+				       .length = (uint32_t)length };
 	b->desc.sg = &b->sge;
 	b->desc.num_sge = 1;
-	b->desc.inl = true;
+	b->desc.send_inline = true;
 	batch_build(qp);
 }
 
@@ -247,7 +238,7 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 	}
 	/* Gather into one buffer: the payload is at most max_inline. */
 	for (size_t i = 0; i < num_buf; i++) {
-		if (buf_list[i].length > qp->sq.max_inline - len) {
+		if (buf_list[i].length > qp->sq.fmt.max_inline - len) {
 			b->pending = false;
 			batch_fail(b, ENOMEM);
 			return;
@@ -255,11 +246,11 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 		memcpy(b->inl + len, buf_list[i].addr, buf_list[i].length);
 		len += buf_list[i].length;
 	}
-	b->sge = (struct ibv_sge){ .addr = (uintptr_t)b->inl,
-				   .length = (uint32_t)len };
+	b->sge = (struct softhca_sge){ .addr = (uintptr_t)b->inl,
+				       .length = (uint32_t)len };
 	b->desc.sg = &b->sge;
 	b->desc.num_sge = 1;
-	b->desc.inl = true;
+	b->desc.send_inline = true;
 	batch_build(qp);
 }
 
@@ -314,7 +305,7 @@ int softhca_wr_api_init(struct softhca_qp *qp)
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return ENOMEM;
-	b->inl = malloc(qp->sq.max_inline ? qp->sq.max_inline : 1);
+	b->inl = malloc(qp->sq.fmt.max_inline ? qp->sq.fmt.max_inline : 1);
 	if (!b->inl) {
 		free(b);
 		return ENOMEM;

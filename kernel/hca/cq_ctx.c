@@ -16,10 +16,10 @@
 
 #include "model.h"
 
-int hca_cmd_create_cq(struct hca *hca,
-		       const struct hca_cmd_create_cq_in *in,
-		       struct hca_cmd_create_cq_out *out)
+int hca_cmd_create_cq(struct hca *hca, const void *inbox, void *outbox)
 {
+	const struct hca_cmd_create_cq_in *in = inbox;
+	struct hca_cmd_create_cq_out *out = outbox;
 	const struct hca_caps *caps = hca->caps;
 	struct hca_db_area *db;
 	struct hca_cq *cq;
@@ -85,9 +85,9 @@ err_slot:
 	return err;
 }
 
-int hca_cmd_destroy_cq(struct hca *hca,
-			const struct hca_cmd_destroy_cq_in *in)
+int hca_cmd_destroy_cq(struct hca *hca, const void *inbox, void *outbox)
 {
+	const struct hca_cmd_destroy_cq_in *in = inbox;
 	struct hca_cq *cq;
 
 	/* A reserved CQN (CREATE_CQ still running) loads as NULL. */

@@ -10,6 +10,7 @@
  * stores op_own last with the owner bit of the producer's lap.
  */
 #include <linux/string.h>
+#include <rdma/softhca-cqe.h>
 
 #include "engine.h"
 
@@ -43,8 +44,7 @@ void hca_cqe_init_req(struct softhca_cqe *cqe, struct hca_qp *qp,
 		       const struct hca_wqe *wqe, u32 byte_cnt)
 {
 	memset(cqe, 0, sizeof(*cqe));
-	if (wqe->opcode == SOFTHCA_OPCODE_SEND_IMM ||
-	    wqe->opcode == SOFTHCA_OPCODE_RDMA_WRITE_IMM)
+	if (wqe->op->flags & SOFTHCA_OPF_IMM)
 		cqe->imm_inval_pkey = wqe->imm;
 	cqe->byte_cnt = cpu_to_be32(byte_cnt);
 	cqe->sop_drop_qpn = cpu_to_be32((u32)wqe->opcode <<
@@ -164,10 +164,7 @@ static void hca_cq_error(struct hca_cq *cq)
 
 static bool hca_cqe_solicits(const struct softhca_cqe *cqe)
 {
-	u8 opcode = cqe->op_own >> SOFTHCA_CQE_OPCODE_SHIFT;
-
-	return (cqe->op_own & SOFTHCA_CQE_SE) ||
-	       opcode == SOFTHCA_CQE_REQ_ERR || opcode == SOFTHCA_CQE_RESP_ERR;
+	return (cqe->op_own & SOFTHCA_CQE_SE) || softhca_cqe_kind(cqe)->error;
 }
 
 int hca_cqe_write(struct hca_cq *cq, const struct softhca_cqe *cqe)

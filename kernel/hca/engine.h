@@ -171,6 +171,7 @@ struct hca_sgl {
 struct hca_wqe {
 	u16 idx;			/* its SQ counter: the CQE's wqe_counter */
 	u8 opcode;			/* SOFTHCA_OPCODE_* */
+	const struct softhca_opcode_info *op;	/* its row; NULL: invalid */
 	u8 fm_ce_se;
 	__be32 imm;
 	u32 ds;

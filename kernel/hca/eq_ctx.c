@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * softhca HCA model: event queues. The firmware commands CREATE_EQ,
- * DESTROY_EQ, QUERY_EQ, GEN_EQE and SET_PORT_STATE, the EQE writer with the
- * owner bit and overflow detection, the EQ doorbell (consumer index and
- * arm) and the MSI-X message. See Documentation/events.md.
+ * DESTROY_EQ, QUERY_EQ, GEN_EQE and SET_PORT_STATE (handlers in hca.c's
+ * command table), the EQE writer with the owner bit and overflow
+ * detection, the EQ doorbell (consumer index and arm) and the MSI-X
+ * message. See Documentation/events.md.
  *
  * An EQ is a ring the driver allocated. The model writes EQE number pi into
  * slot pi & (nent - 1) with owner bit (pi >> log_size) & 1, and sends the
@@ -285,10 +286,10 @@ out:
 	rcu_read_unlock();
 }
 
-static int hca_cmd_create_eq(struct hca *hca,
-			      const struct hca_cmd_create_eq_in *in,
-			      struct hca_cmd_create_eq_out *out)
+int hca_cmd_create_eq(struct hca *hca, const void *inbox, void *outbox)
 {
+	const struct hca_cmd_create_eq_in *in = inbox;
+	struct hca_cmd_create_eq_out *out = outbox;
 	struct hca_eq_dev *eqh = hca->eqh;
 	struct hca_eq *eq;
 	unsigned int type;
@@ -348,9 +349,9 @@ err_unlock:
 	return err;
 }
 
-static int hca_cmd_destroy_eq(struct hca *hca,
-			       const struct hca_cmd_destroy_eq_in *in)
+int hca_cmd_destroy_eq(struct hca *hca, const void *inbox, void *outbox)
 {
+	const struct hca_cmd_destroy_eq_in *in = inbox;
 	struct hca_eq_dev *eqh = hca->eqh;
 	struct hca_eq *eq;
 	unsigned long flags;
@@ -382,10 +383,10 @@ static int hca_cmd_destroy_eq(struct hca *hca,
 	return 0;
 }
 
-static int hca_cmd_query_eq(struct hca *hca,
-			     const struct hca_cmd_query_eq_in *in,
-			     struct hca_cmd_query_eq_out *out)
+int hca_cmd_query_eq(struct hca *hca, const void *inbox, void *outbox)
 {
+	const struct hca_cmd_query_eq_in *in = inbox;
+	struct hca_cmd_query_eq_out *out = outbox;
 	struct hca_eq *eq;
 	unsigned long flags;
 
@@ -412,9 +413,9 @@ static int hca_cmd_query_eq(struct hca *hca,
 	return 0;
 }
 
-static int hca_cmd_set_port_state(struct hca *hca,
-				   const struct hca_cmd_set_port_state_in *in)
+int hca_cmd_set_port_state(struct hca *hca, const void *inbox, void *outbox)
 {
+	const struct hca_cmd_set_port_state_in *in = inbox;
 	struct hca_eq_dev *eqh = hca->eqh;
 	struct softhca_eqe eqe = {
 		.type = SOFTHCA_EVENT_TYPE_PORT_CHANGE,
@@ -440,41 +441,12 @@ static int hca_cmd_set_port_state(struct hca *hca,
 	return 0;
 }
 
-/* Exactly the command's structures, or nothing when it has none. */
-#define HCA_EQ_CMD_LEN(in_size, out_size) \
-	(inlen == (in_size) && outlen == (out_size))
-
-int hca_eq_exec(struct hca *hca, u16 opcode, const void *in,
-		 size_t inlen, void *out, size_t outlen)
+/* GEN_EQE: the EQE as given, into the EQ named (eq.sh injects events). */
+int hca_cmd_gen_eqe(struct hca *hca, const void *inbox, void *outbox)
 {
-	const struct hca_cmd_gen_eqe_in *gen = in;
+	const struct hca_cmd_gen_eqe_in *in = inbox;
 
-	switch (opcode) {
-	case HCA_CMD_CREATE_EQ:
-		if (!HCA_EQ_CMD_LEN(sizeof(struct hca_cmd_create_eq_in),
-				     sizeof(struct hca_cmd_create_eq_out)))
-			return -EINVAL;
-		return hca_cmd_create_eq(hca, in, out);
-	case HCA_CMD_DESTROY_EQ:
-		if (!HCA_EQ_CMD_LEN(sizeof(struct hca_cmd_destroy_eq_in), 0))
-			return -EINVAL;
-		return hca_cmd_destroy_eq(hca, in);
-	case HCA_CMD_QUERY_EQ:
-		if (!HCA_EQ_CMD_LEN(sizeof(struct hca_cmd_query_eq_in),
-				     sizeof(struct hca_cmd_query_eq_out)))
-			return -EINVAL;
-		return hca_cmd_query_eq(hca, in, out);
-	case HCA_CMD_GEN_EQE:
-		if (!HCA_EQ_CMD_LEN(sizeof(struct hca_cmd_gen_eqe_in), 0) ||
-		    gen->rsvd)
-			return -EINVAL;
-		return hca_eq_post(hca, gen->eqn, &gen->eqe);
-	case HCA_CMD_SET_PORT_STATE:
-		if (!HCA_EQ_CMD_LEN(sizeof(struct hca_cmd_set_port_state_in),
-				     0))
-			return -EINVAL;
-		return hca_cmd_set_port_state(hca, in);
-	default:
-		return -EOPNOTSUPP;
-	}
+	if (in->rsvd)
+		return -EINVAL;
+	return hca_eq_post(hca, in->eqn, &in->eqe);
 }

@@ -49,9 +49,9 @@ void hca_fabric_del(struct hca *hca)
 	synchronize_rcu();
 }
 
-int hca_cmd_set_roce_address(struct hca *hca,
-			      const struct hca_cmd_set_roce_address_in *in)
+int hca_cmd_set_roce_address(struct hca *hca, const void *inbox, void *outbox)
 {
+	const struct hca_cmd_set_roce_address_in *in = inbox;
 	const struct hca_gid_entry *e = &in->entry;
 	unsigned long flags;
 	u32 end;

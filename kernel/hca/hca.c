@@ -3,9 +3,10 @@
  * softhca HCA model: instance lifetime and the firmware command interface.
  *
  * The model answers QUERY_CAPS, hands out PD numbers, owns the UAR pages
- * (one zeroed kernel page per UAR) and the engine page, and dispatches the
- * object commands to mkey.c, cq_ctx.c, qp_ctx.c and fabric.c. Nothing here knows
- * about ib_core.
+ * (one zeroed kernel page per UAR) and the engine page, and dispatches
+ * every command through one table (hca_cmds[]: opcode, name, the sizes of
+ * its structures, handler) to the handlers here and in mkey.c, cq_ctx.c,
+ * qp_ctx.c, fabric.c and eq_ctx.c. Nothing here knows about ib_core.
  */
 #include <linux/err.h>
 #include <linux/gfp.h>
@@ -155,9 +156,9 @@ void hca_destroy(struct hca *hca)
 	hca_free(hca);
 }
 
-static int hca_cmd_alloc_pd(struct hca *hca,
-			     struct hca_cmd_alloc_pd_out *out)
+static int hca_cmd_alloc_pd(struct hca *hca, const void *inbox, void *outbox)
 {
+	struct hca_cmd_alloc_pd_out *out = outbox;
 	u32 pdn;
 	int err;
 
@@ -169,17 +170,18 @@ static int hca_cmd_alloc_pd(struct hca *hca,
 	return 0;
 }
 
-static int hca_cmd_dealloc_pd(struct hca *hca,
-			       const struct hca_cmd_dealloc_pd_in *in)
+static int hca_cmd_dealloc_pd(struct hca *hca, const void *inbox, void *outbox)
 {
+	const struct hca_cmd_dealloc_pd_in *in = inbox;
+
 	if (!xa_erase(&hca->pds, in->pdn))
 		return -EINVAL;
 	return 0;
 }
 
-static int hca_cmd_alloc_uar(struct hca *hca,
-			     struct hca_cmd_alloc_uar_out *out)
+static int hca_cmd_alloc_uar(struct hca *hca, const void *inbox, void *outbox)
 {
+	struct hca_cmd_alloc_uar_out *out = outbox;
 	struct hca_uar *uar;
 	u32 index;
 	int err = -ENOMEM;
@@ -213,9 +215,9 @@ err_free:
 }
 
 /* Every QP and CQ that rang through it was destroyed before. */
-static int hca_cmd_free_uar(struct hca *hca,
-			    const struct hca_cmd_free_uar_in *in)
+static int hca_cmd_free_uar(struct hca *hca, const void *inbox, void *outbox)
 {
+	const struct hca_cmd_free_uar_in *in = inbox;
 	struct hca_uar *uar;
 
 	uar = xa_erase(&hca->uars, in->uar_index);
@@ -228,80 +230,98 @@ static int hca_cmd_free_uar(struct hca *hca,
 	return 0;
 }
 
-/* Exactly the command's structures, or nothing when it has none. */
-#define HCA_CMD_LEN(in_type, out_type) \
-	(inlen == (in_type) && outlen == (out_type))
+static int hca_cmd_query_caps(struct hca *hca, const void *inbox,
+			      void *outbox)
+{
+	memcpy(outbox, hca->caps, sizeof(struct hca_caps));
+	return 0;
+}
+
+/* One firmware command: its structures' sizes (0: none) and handler. */
+struct hca_cmd {
+	u16 opcode;			/* HCA_CMD_* */
+	const char *name;
+	size_t inlen;
+	size_t outlen;
+	int (*exec)(struct hca *hca, const void *inbox, void *outbox);
+};
+
+#define HCA_CMD(op, fn, in_size, out_size)					{ .opcode = HCA_CMD_##op, .name = #op, .inlen = (in_size),		  .outlen = (out_size), .exec = (fn) }
+
+/* Every command the model answers (hca.h), in no particular order. */
+static const struct hca_cmd hca_cmds[] = {
+	HCA_CMD(QUERY_CAPS, hca_cmd_query_caps, 0, sizeof(struct hca_caps)),
+	HCA_CMD(ALLOC_PD, hca_cmd_alloc_pd,
+		0, sizeof(struct hca_cmd_alloc_pd_out)),
+	HCA_CMD(DEALLOC_PD, hca_cmd_dealloc_pd,
+		sizeof(struct hca_cmd_dealloc_pd_in), 0),
+	HCA_CMD(ALLOC_UAR, hca_cmd_alloc_uar,
+		0, sizeof(struct hca_cmd_alloc_uar_out)),
+	HCA_CMD(FREE_UAR, hca_cmd_free_uar,
+		sizeof(struct hca_cmd_free_uar_in), 0),
+	HCA_CMD(CREATE_MKEY, hca_cmd_create_mkey,
+		sizeof(struct hca_cmd_create_mkey_in),
+		sizeof(struct hca_cmd_create_mkey_out)),
+	HCA_CMD(DESTROY_MKEY, hca_cmd_destroy_mkey,
+		sizeof(struct hca_cmd_destroy_mkey_in), 0),
+	HCA_CMD(CREATE_CQ, hca_cmd_create_cq,
+		sizeof(struct hca_cmd_create_cq_in),
+		sizeof(struct hca_cmd_create_cq_out)),
+	HCA_CMD(DESTROY_CQ, hca_cmd_destroy_cq,
+		sizeof(struct hca_cmd_destroy_cq_in), 0),
+	HCA_CMD(CREATE_QP, hca_cmd_create_qp,
+		sizeof(struct hca_cmd_create_qp_in),
+		sizeof(struct hca_cmd_create_qp_out)),
+	HCA_CMD(DESTROY_QP, hca_cmd_destroy_qp,
+		sizeof(struct hca_cmd_destroy_qp_in), 0),
+	HCA_CMD(MODIFY_QP, hca_cmd_modify_qp,
+		sizeof(struct hca_cmd_modify_qp_in), 0),
+	HCA_CMD(QUERY_QP, hca_cmd_query_qp,
+		sizeof(struct hca_cmd_query_qp_in),
+		sizeof(struct hca_cmd_query_qp_out)),
+	HCA_CMD(SET_ROCE_ADDRESS, hca_cmd_set_roce_address,
+		sizeof(struct hca_cmd_set_roce_address_in), 0),
+	/* EQs and port state (eq_ctx.c) */
+	HCA_CMD(CREATE_EQ, hca_cmd_create_eq,
+		sizeof(struct hca_cmd_create_eq_in),
+		sizeof(struct hca_cmd_create_eq_out)),
+	HCA_CMD(DESTROY_EQ, hca_cmd_destroy_eq,
+		sizeof(struct hca_cmd_destroy_eq_in), 0),
+	HCA_CMD(QUERY_EQ, hca_cmd_query_eq,
+		sizeof(struct hca_cmd_query_eq_in),
+		sizeof(struct hca_cmd_query_eq_out)),
+	HCA_CMD(GEN_EQE, hca_cmd_gen_eqe,
+		sizeof(struct hca_cmd_gen_eqe_in), 0),
+	HCA_CMD(SET_PORT_STATE, hca_cmd_set_port_state,
+		sizeof(struct hca_cmd_set_port_state_in), 0),
+};
+
+static const struct hca_cmd *hca_cmd_find(u16 opcode)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(hca_cmds); i++)
+		if (hca_cmds[i].opcode == opcode)
+			return &hca_cmds[i];
+	return NULL;
+}
 
 int hca_exec(struct hca *hca, u16 opcode, const void *in,
-		  size_t inlen, void *out, size_t outlen)
+	     size_t inlen, void *out, size_t outlen)
 {
-	switch (opcode) {
-	case HCA_CMD_QUERY_CAPS:
-		if (inlen || outlen != sizeof(struct hca_caps))
-			return -EINVAL;
-		memcpy(out, hca->caps, sizeof(struct hca_caps));
-		return 0;
-	case HCA_CMD_ALLOC_PD:
-		if (inlen || outlen != sizeof(struct hca_cmd_alloc_pd_out))
-			return -EINVAL;
-		return hca_cmd_alloc_pd(hca, out);
-	case HCA_CMD_DEALLOC_PD:
-		if (inlen != sizeof(struct hca_cmd_dealloc_pd_in) || outlen)
-			return -EINVAL;
-		return hca_cmd_dealloc_pd(hca, in);
-	case HCA_CMD_ALLOC_UAR:
-		if (inlen || outlen != sizeof(struct hca_cmd_alloc_uar_out))
-			return -EINVAL;
-		return hca_cmd_alloc_uar(hca, out);
-	case HCA_CMD_FREE_UAR:
-		if (inlen != sizeof(struct hca_cmd_free_uar_in) || outlen)
-			return -EINVAL;
-		return hca_cmd_free_uar(hca, in);
-	case HCA_CMD_CREATE_MKEY:
-		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_create_mkey_in),
-				  sizeof(struct hca_cmd_create_mkey_out)))
-			return -EINVAL;
-		return hca_cmd_create_mkey(hca, in, out);
-	case HCA_CMD_DESTROY_MKEY:
-		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_destroy_mkey_in), 0))
-			return -EINVAL;
-		return hca_cmd_destroy_mkey(hca, in);
-	case HCA_CMD_CREATE_CQ:
-		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_create_cq_in),
-				  sizeof(struct hca_cmd_create_cq_out)))
-			return -EINVAL;
-		return hca_cmd_create_cq(hca, in, out);
-	case HCA_CMD_DESTROY_CQ:
-		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_destroy_cq_in), 0))
-			return -EINVAL;
-		return hca_cmd_destroy_cq(hca, in);
-	case HCA_CMD_CREATE_QP:
-		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_create_qp_in),
-				  sizeof(struct hca_cmd_create_qp_out)))
-			return -EINVAL;
-		return hca_cmd_create_qp(hca, in, out);
-	case HCA_CMD_DESTROY_QP:
-		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_destroy_qp_in), 0))
-			return -EINVAL;
-		return hca_cmd_destroy_qp(hca, in);
-	case HCA_CMD_MODIFY_QP:
-		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_modify_qp_in), 0))
-			return -EINVAL;
-		return hca_cmd_modify_qp(hca, in);
-	case HCA_CMD_QUERY_QP:
-		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_query_qp_in),
-				  sizeof(struct hca_cmd_query_qp_out)))
-			return -EINVAL;
-		return hca_cmd_query_qp(hca, in, out);
-	case HCA_CMD_SET_ROCE_ADDRESS:
-		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_set_roce_address_in),
-				  0))
-			return -EINVAL;
-		return hca_cmd_set_roce_address(hca, in);
-	default:
-		/* EQs and port state (eq_ctx.c), or -EOPNOTSUPP. */
-		return hca_eq_exec(hca, opcode, in, inlen, out, outlen);
-	}
+	const struct hca_cmd *cmd = hca_cmd_find(opcode);
+	int err;
+
+	if (!cmd)
+		return -EOPNOTSUPP;
+	/* Exactly the command's structures, or nothing when it has none. */
+	if (inlen != cmd->inlen || outlen != cmd->outlen)
+		return -EINVAL;
+	err = cmd->exec(hca, in, out);
+	if (err)
+		pr_debug("softhca: command %s (0x%x): %d\n", cmd->name, opcode,
+			 err);
+	return err;
 }
 
 unsigned long hca_uar_pfn(struct hca *hca, u32 uar_index)

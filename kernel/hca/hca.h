@@ -12,9 +12,11 @@
 #define HCA_HCA_H
 
 #include <linux/bits.h>
+#include <linux/build_bug.h>
 #include <linux/kernel.h>
 #include <asm/page.h>
 #include <linux/types.h>
+#include <rdma/softhca-opcodes.h>
 #include <rdma/softhca-queue.h>
 
 struct page;
@@ -119,12 +121,20 @@ struct hca_cmd_free_uar_in {
 
 /* ---- data path commands (the RC data path) ---- */
 
-/* MKey access rights (CREATE_MKEY, QP access flags, engine checks). */
+/*
+ * MKey access rights (CREATE_MKEY, QP access flags, engine checks): the
+ * rights the opcode table names (SOFTHCA_ACCESS_*, softhca-opcodes.h).
+ */
 #define HCA_ACCESS_LOCAL_WRITE		BIT(0)
 #define HCA_ACCESS_REMOTE_WRITE	BIT(1)
 #define HCA_ACCESS_REMOTE_READ		BIT(2)
 #define HCA_ACCESS_REMOTE_ATOMIC	BIT(3)
 #define HCA_ACCESS_LOCAL_READ		BIT(4)	/* implied for every MKey */
+static_assert(HCA_ACCESS_LOCAL_WRITE == SOFTHCA_ACCESS_LOCAL_WRITE);
+static_assert(HCA_ACCESS_REMOTE_WRITE == SOFTHCA_ACCESS_REMOTE_WRITE);
+static_assert(HCA_ACCESS_REMOTE_READ == SOFTHCA_ACCESS_REMOTE_READ);
+static_assert(HCA_ACCESS_REMOTE_ATOMIC == SOFTHCA_ACCESS_REMOTE_ATOMIC);
+static_assert(HCA_ACCESS_LOCAL_READ == SOFTHCA_ACCESS_LOCAL_READ);
 
 /*
  * The reserved lkey (mlx5's reserved lkey): local access to kernel virtual

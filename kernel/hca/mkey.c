@@ -55,10 +55,10 @@ static bool hca_mkey_in_valid(struct hca *hca,
 	return true;
 }
 
-int hca_cmd_create_mkey(struct hca *hca,
-			 const struct hca_cmd_create_mkey_in *in,
-			 struct hca_cmd_create_mkey_out *out)
+int hca_cmd_create_mkey(struct hca *hca, const void *inbox, void *outbox)
 {
+	const struct hca_cmd_create_mkey_in *in = inbox;
+	struct hca_cmd_create_mkey_out *out = outbox;
 	struct hca_mkey *mkey;
 	u32 index;
 	u8 variant;
@@ -108,9 +108,9 @@ int hca_cmd_create_mkey(struct hca *hca,
 	return 0;
 }
 
-int hca_cmd_destroy_mkey(struct hca *hca,
-			  const struct hca_cmd_destroy_mkey_in *in)
+int hca_cmd_destroy_mkey(struct hca *hca, const void *inbox, void *outbox)
 {
+	const struct hca_cmd_destroy_mkey_in *in = inbox;
 	unsigned long index = in->mkey >> HCA_MKEY_INDEX_SHIFT;
 	struct hca_mkey *mkey;
 

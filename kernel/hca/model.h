@@ -25,6 +25,7 @@
 #include <linux/xarray.h>
 #include <asm/unaligned.h>
 #include <rdma/softhca-queue.h>
+#include <rdma/softhca-wqe.h>
 
 #include "hca.h"
 
@@ -44,16 +45,6 @@ static inline void hca_copy(void *dst, const void *src, size_t len)
 		put_unaligned(get_unaligned((const u64 *)s), (u64 *)d);
 	for (; len; len--)
 		*d++ = *s++;
-}
-
-/* XOR of @len bytes: WQE signatures (send and receive) are its complement. */
-static inline u8 hca_xor(const u8 *p, size_t len)
-{
-	u8 x = 0;
-
-	while (len--)
-		x ^= *p++;
-	return x;
 }
 
 struct hca_mkey;
@@ -449,28 +440,21 @@ void hca_engine_area_fini(struct hca_db_area *a);
 /* ---- Firmware commands (dispatched by hca.c, may sleep) --------------- */
 
 bool hca_pd_valid(struct hca *hca, u32 pdn);
-int hca_cmd_create_mkey(struct hca *hca,
-			 const struct hca_cmd_create_mkey_in *in,
-			 struct hca_cmd_create_mkey_out *out);
-int hca_cmd_destroy_mkey(struct hca *hca,
-			  const struct hca_cmd_destroy_mkey_in *in);
-int hca_cmd_create_cq(struct hca *hca,
-		       const struct hca_cmd_create_cq_in *in,
-		       struct hca_cmd_create_cq_out *out);
-int hca_cmd_destroy_cq(struct hca *hca,
-			const struct hca_cmd_destroy_cq_in *in);
-int hca_cmd_create_qp(struct hca *hca,
-		       const struct hca_cmd_create_qp_in *in,
-		       struct hca_cmd_create_qp_out *out);
-int hca_cmd_destroy_qp(struct hca *hca,
-			const struct hca_cmd_destroy_qp_in *in);
-int hca_cmd_modify_qp(struct hca *hca,
-		       const struct hca_cmd_modify_qp_in *in);
-int hca_cmd_query_qp(struct hca *hca,
-		      const struct hca_cmd_query_qp_in *in,
-		      struct hca_cmd_query_qp_out *out);
-int hca_cmd_set_roce_address(struct hca *hca,
-			      const struct hca_cmd_set_roce_address_in *in);
+/*
+ * The firmware command handlers (hca.c's command table): @inbox and
+ * @outbox are the command's structures, of the sizes the table checked
+ * (NULL, or ignored, for a command without one).
+ */
+int hca_cmd_create_mkey(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_destroy_mkey(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_create_cq(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_destroy_cq(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_create_qp(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_destroy_qp(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_modify_qp(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_query_qp(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_set_roce_address(struct hca *hca, const void *inbox,
+			     void *outbox);
 
 /* ---- Local fabric (fabric.c) --------------------------------------------- */
 
@@ -540,11 +524,12 @@ struct hca_eq_dev;
 /* hca.c: EQ state of an instance. Fini WARNs if an EQ was not destroyed. */
 int hca_eq_init(struct hca *hca);
 void hca_eq_fini(struct hca *hca);
-/* hca.c: CREATE_EQ, DESTROY_EQ, QUERY_EQ, GEN_EQE, SET_PORT_STATE, else
- * -EOPNOTSUPP.
- */
-int hca_eq_exec(struct hca *hca, u16 opcode, const void *in,
-		 size_t inlen, void *out, size_t outlen);
+/* Handlers of CREATE_EQ, DESTROY_EQ, QUERY_EQ, GEN_EQE, SET_PORT_STATE. */
+int hca_cmd_create_eq(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_destroy_eq(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_query_eq(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_gen_eqe(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_set_port_state(struct hca *hca, const void *inbox, void *outbox);
 
 /*
  * The EQE writer, for the engine and the commands. Every call is callable

@@ -47,10 +47,10 @@ static bool hca_qp_in_valid(struct hca *hca,
 	       in->max_inline_data <= caps->max_inline_data;
 }
 
-int hca_cmd_create_qp(struct hca *hca,
-		       const struct hca_cmd_create_qp_in *in,
-		       struct hca_cmd_create_qp_out *out)
+int hca_cmd_create_qp(struct hca *hca, const void *inbox, void *outbox)
 {
+	const struct hca_cmd_create_qp_in *in = inbox;
+	struct hca_cmd_create_qp_out *out = outbox;
 	struct hca_db_area *db;
 	struct hca_qp *qp;
 	void *old;
@@ -163,9 +163,9 @@ static void hca_qp_reset(struct hca_qp *qp)
 		hca_engine_qp_state_changed(qp, old);
 }
 
-int hca_cmd_destroy_qp(struct hca *hca,
-			const struct hca_cmd_destroy_qp_in *in)
+int hca_cmd_destroy_qp(struct hca *hca, const void *inbox, void *outbox)
 {
+	const struct hca_cmd_destroy_qp_in *in = inbox;
 	struct hca_qp *qp;
 
 	/* A reserved QPN (CREATE_QP still running) loads as NULL. */
@@ -298,9 +298,9 @@ static bool hca_qp_attrs_valid(struct hca *hca,
 	return true;
 }
 
-int hca_cmd_modify_qp(struct hca *hca,
-		       const struct hca_cmd_modify_qp_in *in)
+int hca_cmd_modify_qp(struct hca *hca, const void *inbox, void *outbox)
 {
+	const struct hca_cmd_modify_qp_in *in = inbox;
 	enum hca_qp_state old;
 	struct hca_qp *qp;
 	unsigned long flags;
@@ -338,10 +338,10 @@ int hca_cmd_modify_qp(struct hca *hca,
 	return err;
 }
 
-int hca_cmd_query_qp(struct hca *hca,
-		      const struct hca_cmd_query_qp_in *in,
-		      struct hca_cmd_query_qp_out *out)
+int hca_cmd_query_qp(struct hca *hca, const void *inbox, void *outbox)
 {
+	const struct hca_cmd_query_qp_in *in = inbox;
+	struct hca_cmd_query_qp_out *out = outbox;
 	struct hca_qp *qp;
 	unsigned long flags;
 

@@ -39,11 +39,6 @@ static __always_inline void hca_sq_copy(struct hca_qp *qp, void *dst,
 		hca_copy(dst + n, qp->sq_buf, len - n);
 }
 
-static u32 hca_ds_to_wqebbs(u32 ds)
-{
-	return DIV_ROUND_UP(ds * SOFTHCA_DS_SIZE, SOFTHCA_SEND_WQE_BB);
-}
-
 /*
  * WQEBBs a WQE may occupy when @avail are posted, as far as stepping over
  * it goes (the device's largest WQE). A WQE larger than the QP's own
@@ -115,50 +110,13 @@ static __always_inline int hca_wqe_parse_data(struct hca_qp *qp,
 	return 0;
 }
 
-/* Segments of the WQE copy by opcode (Documentation/queue-formats.md). */
-static int hca_wqe_parse(struct hca_qp *qp, struct hca_wqe *w,
-			  const u8 *buf)
+/* Atomics: raddr, atomic, exactly one 8-byte data pointer (DS 1..3). */
+static __always_inline int hca_wqe_parse_atomic(struct hca_wqe *w,
+						 const u8 *buf)
 {
-	const struct hca_caps *caps = qp->hca->caps;
-	const struct softhca_wqe_raddr_seg *r;
 	const struct softhca_wqe_atomic_seg *a;
 	const struct softhca_wqe_data_seg *d;
 
-	switch (w->opcode) {
-	case SOFTHCA_OPCODE_NOP:
-		return 0;
-	case SOFTHCA_OPCODE_SEND:
-	case SOFTHCA_OPCODE_SEND_IMM:
-		return hca_wqe_parse_data(qp, w, buf, 1, true,
-					   qp->max_send_sge);
-	case SOFTHCA_OPCODE_RDMA_WRITE:
-	case SOFTHCA_OPCODE_RDMA_WRITE_IMM:
-	case SOFTHCA_OPCODE_RDMA_READ:
-	case SOFTHCA_OPCODE_ATOMIC_CS:
-	case SOFTHCA_OPCODE_ATOMIC_FA:
-		break;
-	default:
-		return -EINVAL;
-	}
-
-	if (w->ds < 2)
-		return -EINVAL;
-	r = (const void *)(buf + SOFTHCA_DS_SIZE);
-	w->raddr = be64_to_cpu(r->raddr);
-	w->rkey = be32_to_cpu(r->rkey);
-
-	switch (w->opcode) {
-	case SOFTHCA_OPCODE_RDMA_WRITE:
-	case SOFTHCA_OPCODE_RDMA_WRITE_IMM:
-		return hca_wqe_parse_data(qp, w, buf, 2, true,
-					   qp->max_send_sge);
-	case SOFTHCA_OPCODE_RDMA_READ:
-		return hca_wqe_parse_data(qp, w, buf, 2, false,
-					   min(qp->max_send_sge,
-					       caps->max_sge_rd));
-	}
-
-	/* Atomics: raddr, atomic, exactly one 8-byte data pointer. */
 	if (w->ds != 4)
 		return -EINVAL;
 	a = (const void *)(buf + 2 * SOFTHCA_DS_SIZE);
@@ -174,6 +132,40 @@ static int hca_wqe_parse(struct hca_qp *qp, struct hca_wqe *w,
 	w->local.sge[0].va = be64_to_cpu(d->addr);
 	w->local.sge[0].len = SOFTHCA_ATOMIC_SIZE;
 	return 0;
+}
+
+/*
+ * The segments of the WQE copy its opcode carries, as the opcode table
+ * says (Documentation/queue-formats.md); an unknown opcode is invalid.
+ */
+static int hca_wqe_parse(struct hca_qp *qp, struct hca_wqe *w,
+			  const u8 *buf)
+{
+	const struct softhca_opcode_info *op = softhca_opcode_info(w->opcode);
+	const struct softhca_wqe_raddr_seg *r;
+	u32 seg = 1, max_sge;
+
+	w->op = op;
+	if (!op)
+		return -EINVAL;
+	if (op->segs & SOFTHCA_SEG_RADDR) {
+		if (w->ds < 2)
+			return -EINVAL;
+		r = (const void *)(buf + SOFTHCA_DS_SIZE);
+		w->raddr = be64_to_cpu(r->raddr);
+		w->rkey = be32_to_cpu(r->rkey);
+		seg = 2;
+	}
+	if (op->segs & SOFTHCA_SEG_ATOMIC)
+		return hca_wqe_parse_atomic(w, buf);
+	if (!(op->segs & SOFTHCA_SEG_DATA))
+		return 0;
+	/* A list the response scatters into (READ's): max_sge_rd too. */
+	max_sge = qp->max_send_sge;
+	if (op->local_access & SOFTHCA_ACCESS_LOCAL_WRITE)
+		max_sge = min(max_sge, qp->hca->caps->max_sge_rd);
+	return hca_wqe_parse_data(qp, w, buf, seg,
+				   op->segs & SOFTHCA_SEG_INLINE, max_sge);
 }
 
 /*
@@ -200,13 +192,14 @@ static int hca_wqe_fetch(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 
 	w->idx = qp->sq_ci;
 	w->opcode = v & SOFTHCA_WQE_CTRL_OPCODE_MASK;
+	w->op = NULL;
 	w->fm_ce_se = ctrl->fm_ce_se;
 	w->imm = ctrl->imm;
 	w->ds = qpn_ds & SOFTHCA_WQE_CTRL_DS_MASK;
 	w->local.n = 0;
 	w->local.len = 0;
 	w->local.inl = NULL;
-	wqebbs = hca_ds_to_wqebbs(w->ds);
+	wqebbs = softhca_ds_to_wqebbs(w->ds);
 	w->wqebbs = clamp_t(u32, wqebbs, 1, max_wqebbs ?: 1);
 
 	if (!w->ds || wqebbs > max_wqebbs || wqebbs > qp->sq_max_wqebbs)
@@ -221,7 +214,7 @@ static int hca_wqe_fetch(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	    qpn_ds >> SOFTHCA_WQE_CTRL_QPN_SHIFT != qp->qpn)
 		return -EINVAL;
 	if ((qp->flags & HCA_QP_SIGNATURE) &&
-	    hca_xor(ctx->wqe_buf, w->ds * SOFTHCA_DS_SIZE) != 0xff)
+	    softhca_xor(ctx->wqe_buf, w->ds * SOFTHCA_DS_SIZE) != 0xff)
 		return -EINVAL;
 	return hca_wqe_parse(qp, w, ctx->wqe_buf);
 }
@@ -336,6 +329,8 @@ static void hca_sq_fail(struct hca_qp *qp, const struct hca_wqe *w,
 {
 	struct softhca_cqe cqe;
 
+	pr_debug("softhca: QP %u: %s WQE %u failed, syndrome 0x%x\n", qp->qpn,
+		 softhca_opcode_name(w->opcode), w->idx, syndrome);
 	hca_wait_clear(qp);
 	hca_cqe_init_err(&cqe, SOFTHCA_CQE_REQ_ERR, qp->qpn, w->opcode, w->idx,
 			  syndrome);
@@ -354,7 +349,6 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	struct hca_qp *resp;
 	const struct hca_path *p;
 	struct hca_answer ans;
-	u32 access;
 	int err;
 
 	if (e->wait_kind != HCA_WAIT_NONE && now < e->wait_until)
@@ -383,18 +377,14 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		e->retry_left--;
 	}
 
-	if (w->opcode == SOFTHCA_OPCODE_NOP) {
+	if (softhca_opcode_is_local(w->op)) {
 		hca_sq_complete(qp, w);
 		return HCA_STEP_DONE;
 	}
 
 	/* Local checks first: nothing leaves the HCA with a bad lkey. */
-	access = w->opcode == SOFTHCA_OPCODE_RDMA_READ ||
-		 w->opcode == SOFTHCA_OPCODE_ATOMIC_CS ||
-		 w->opcode == SOFTHCA_OPCODE_ATOMIC_FA ?
-		 HCA_ACCESS_LOCAL_WRITE : HCA_ACCESS_LOCAL_READ;
-	err = hca_sgl_get(qp->hca, qp->pdn, access, &w->local, w->local.len,
-			   &e->lkeys);
+	err = hca_sgl_get(qp->hca, qp->pdn, w->op->local_access, &w->local,
+			   w->local.len, &e->lkeys);
 	if (err) {
 		hca_sq_fail(qp, w, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
 		return HCA_STEP_DONE;
@@ -453,8 +443,8 @@ void hca_sq_flush(struct hca_qp *qp, u16 posted, unsigned int budget)
 
 		hca_sq_copy(qp, &ctrl, (u32)qp->sq_ci << SOFTHCA_SEND_WQE_SHIFT,
 			     sizeof(ctrl));
-		wqebbs = hca_ds_to_wqebbs(be32_to_cpu(ctrl.qpn_ds) &
-				     SOFTHCA_WQE_CTRL_DS_MASK);
+		wqebbs = softhca_ds_to_wqebbs(be32_to_cpu(ctrl.qpn_ds) &
+					      SOFTHCA_WQE_CTRL_DS_MASK);
 		wqebbs = clamp_t(u32, wqebbs, 1, hca_max_wqebbs(qp, avail) ?: 1);
 		hca_cqe_init_err(&cqe, SOFTHCA_CQE_REQ_ERR, qp->qpn,
 				  be32_to_cpu(ctrl.opmod_idx_opcode) &

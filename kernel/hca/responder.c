@@ -108,14 +108,8 @@ static __always_inline int hca_rwqe_fetch(struct hca_exec_ctx *ctx,
 	}
 
 	if (qp->flags & HCA_QP_SIGNATURE) {
-		__be32 qpn = cpu_to_be32(qp->qpn);
-		__be16 idx = cpu_to_be16(qp->rq_ci);
-		u8 x;
-
-		x = hca_xor(ctx->rwqe_buf, stride);
-		x ^= hca_xor((const u8 *)&qpn, sizeof(qpn));
-		x ^= hca_xor((const u8 *)&idx, sizeof(idx));
-		if (x != 0xff)
+		if (softhca_recv_wqe_xor(ctx->rwqe_buf, stride, qp->qpn,
+					 qp->rq_ci) != 0xff)
 			return -EINVAL;
 		i = 1;			/* the signature segment */
 	}
@@ -192,22 +186,22 @@ static inline void hca_resp_cqe_write(struct hca_exec_ctx *ctx,
 	WRITE_ONCE(resp->rq_ci, resp->rq_ci + 1);
 }
 
+/* The responder CQE of the request's opcode for the RQ WQE at rq_ci. */
 static inline void hca_resp_cqe(struct hca_exec_ctx *ctx,
 				 struct hca_qp *req,
-				 struct hca_qp *resp, u8 opcode,
-				 u32 byte_cnt)
+				 struct hca_qp *resp, u32 byte_cnt)
 {
 	const struct hca_wqe *w = &ctx->wqe;
 	struct softhca_cqe cqe;
 
 	memset(&cqe, 0, sizeof(cqe));
 	cqe.flags_rqpn = cpu_to_be32(req->qpn & SOFTHCA_24BIT_MASK);
-	if (opcode != SOFTHCA_CQE_RESP_SEND)
+	if (w->op->flags & SOFTHCA_OPF_IMM)
 		cqe.imm_inval_pkey = w->imm;
 	cqe.byte_cnt = cpu_to_be32(byte_cnt);
 	cqe.sop_drop_qpn = cpu_to_be32(resp->qpn & SOFTHCA_24BIT_MASK);
 	cqe.wqe_counter = cpu_to_be16(resp->rq_ci);
-	cqe.op_own = opcode << SOFTHCA_CQE_OPCODE_SHIFT;
+	cqe.op_own = w->op->resp_cqe << SOFTHCA_CQE_OPCODE_SHIFT;
 	if (w->fm_ce_se & SOFTHCA_WQE_CTRL_SOLICITED)
 		cqe.op_own |= SOFTHCA_CQE_SE;
 	hca_resp_cqe_write(ctx, resp, &cqe);
@@ -261,8 +255,7 @@ static void hca_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *req,
 	}
 	hca_sgl_copy(ctx, &ctx->remote, &w->local, len);
 	hca_sgl_put(&ctx->remote);
-	hca_resp_cqe(ctx, req, resp, w->opcode == SOFTHCA_OPCODE_SEND_IMM ?
-		      SOFTHCA_CQE_RESP_SEND_IMM : SOFTHCA_CQE_RESP_SEND, len);
+	hca_resp_cqe(ctx, req, resp, len);
 	ans->kind = HCA_ANS_ACK;
 }
 
@@ -288,21 +281,36 @@ static int hca_resp_rkey(struct hca_exec_ctx *ctx, struct hca_qp *resp,
 			    &resp->eng->keys);
 }
 
+/*
+ * May the responder QP (access flags @qp_access) take the request, and
+ * does its rkey grant the opcode's remote access over @len bytes? On
+ * success ctx->remote holds the acquired region.
+ */
+static __always_inline int hca_resp_remote(struct hca_exec_ctx *ctx,
+					     struct hca_qp *resp,
+					     u32 qp_access, u64 len)
+{
+	u32 access = ctx->wqe.op->remote_access;
+
+	if (!(qp_access & access))
+		return -EACCES;
+	return hca_resp_rkey(ctx, resp, access, len);
+}
+
 static void hca_resp_write(struct hca_exec_ctx *ctx, struct hca_qp *req,
 			    struct hca_qp *resp, u32 qp_access,
 			    struct hca_answer *ans)
 {
 	struct hca_wqe *w = &ctx->wqe;
-	bool imm = w->opcode == SOFTHCA_OPCODE_RDMA_WRITE_IMM;
+	bool recv = w->op->flags & SOFTHCA_OPF_RECV;
 	u64 len = w->local.len;
 
-	if (!(qp_access & HCA_ACCESS_REMOTE_WRITE) ||
-	    hca_resp_rkey(ctx, resp, HCA_ACCESS_REMOTE_WRITE, len)) {
+	if (hca_resp_remote(ctx, resp, qp_access, len)) {
 		hca_resp_nak_rdma(ctx, resp, ans,
 				   SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return;
 	}
-	if (imm) {
+	if (recv) {
 		/* Checked before any byte is placed: an RNR retry redoes all. */
 		if (hca_rq_empty(resp)) {
 			hca_sgl_put(&ctx->remote);
@@ -318,8 +326,8 @@ static void hca_resp_write(struct hca_exec_ctx *ctx, struct hca_qp *req,
 	}
 	hca_sgl_copy(ctx, &ctx->remote, &w->local, len);
 	hca_sgl_put(&ctx->remote);
-	if (imm)
-		hca_resp_cqe(ctx, req, resp, SOFTHCA_CQE_RESP_WR_IMM, len);
+	if (recv)
+		hca_resp_cqe(ctx, req, resp, len);
 	ans->kind = HCA_ANS_ACK;
 }
 
@@ -330,8 +338,7 @@ static void hca_resp_read(struct hca_exec_ctx *ctx,
 	struct hca_wqe *w = &ctx->wqe;
 	u64 len = w->local.len;
 
-	if (!(qp_access & HCA_ACCESS_REMOTE_READ) ||
-	    hca_resp_rkey(ctx, resp, HCA_ACCESS_REMOTE_READ, len)) {
+	if (hca_resp_remote(ctx, resp, qp_access, len)) {
 		hca_resp_nak_rdma(ctx, resp, ans,
 				   SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return;
@@ -349,7 +356,7 @@ static void hca_resp_atomic(struct hca_exec_ctx *ctx,
 	struct hca_mkey *mkey;
 	u64 orig;
 
-	if (!(qp_access & HCA_ACCESS_REMOTE_ATOMIC)) {
+	if (!(qp_access & w->op->remote_access)) {
 		hca_resp_nak_rdma(ctx, resp, ans,
 				   SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return;
@@ -359,14 +366,14 @@ static void hca_resp_atomic(struct hca_exec_ctx *ctx,
 				   SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 		return;
 	}
-	if (hca_resp_rkey(ctx, resp, HCA_ACCESS_REMOTE_ATOMIC,
+	if (hca_resp_rkey(ctx, resp, w->op->remote_access,
 			   SOFTHCA_ATOMIC_SIZE)) {
 		hca_resp_nak_rdma(ctx, resp, ans,
 				   SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return;
 	}
 	mkey = ctx->remote.sge[0].mkey;
-	if (w->opcode == SOFTHCA_OPCODE_ATOMIC_CS)
+	if (w->op->flags & SOFTHCA_OPF_COMPARE)
 		orig = hca_mkey_atomic_cas(mkey, w->raddr, w->compare,
 					    w->swap_add);
 	else
@@ -429,23 +436,22 @@ void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,
 				 SOFTHCA_EVENT_QUEUE_TYPE_QP);
 	}
 
-	switch (ctx->wqe.opcode) {
-	case SOFTHCA_OPCODE_SEND:
-	case SOFTHCA_OPCODE_SEND_IMM:
+	/* What the request does is the remote access its opcode needs. */
+	switch (ctx->wqe.op->remote_access) {
+	case SOFTHCA_ACCESS_NONE:
 		hca_resp_send(ctx, req, resp, ans);
 		break;
-	case SOFTHCA_OPCODE_RDMA_WRITE:
-	case SOFTHCA_OPCODE_RDMA_WRITE_IMM:
+	case SOFTHCA_ACCESS_REMOTE_WRITE:
 		hca_resp_write(ctx, req, resp, a->access_flags, ans);
 		break;
-	case SOFTHCA_OPCODE_RDMA_READ:
-	case SOFTHCA_OPCODE_ATOMIC_CS:
-	case SOFTHCA_OPCODE_ATOMIC_FA:
+	case SOFTHCA_ACCESS_REMOTE_READ:
+	case SOFTHCA_ACCESS_REMOTE_ATOMIC:
 		/* No responder resources: Invalid Request (as ConnectX, rxe). */
 		if (!a->max_dest_rd_atomic)
 			hca_resp_nak_rdma(ctx, resp, ans,
 					   SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
-		else if (ctx->wqe.opcode == SOFTHCA_OPCODE_RDMA_READ)
+		else if (ctx->wqe.op->remote_access ==
+			 SOFTHCA_ACCESS_REMOTE_READ)
 			hca_resp_read(ctx, resp, a->access_flags, ans);
 		else
 			hca_resp_atomic(ctx, resp, a->access_flags, ans);

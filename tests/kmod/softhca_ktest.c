@@ -6,9 +6,12 @@
  * RC QPs A and B connected to each other through the RoCE v2 GID of
  * 198.18.0.1; SENDs (SGE lists, immediate, inline, unsignaled), RDMA
  * WRITE (with immediate), READ and atomics on an MR of this process, many
- * SENDs, a bad opcode, rkey 0, ib_drain_qp() with receives left posted,
- * a reset QP's CQEs removed from its (IB_POLL_DIRECT) CQ; every completion arrives
- * through an ib_cqe done callback and every field and byte is checked.
+ * SENDs, a bad opcode, WRs the WQE builder refuses, rkey 0, ib_drain_qp()
+ * with receives left posted, a reset QP's CQEs removed from its
+ * (IB_POLL_DIRECT) CQ, and CQEs written into a CQ by the test that name no
+ * outstanding WR of a queue on that CQ dropped (white box); every
+ * completion arrives through an ib_cqe done callback and every field and
+ * byte is checked.
  *
  * Results: read-only parameters passed, failed and done (1 once the run
  * ended and everything was destroyed); each failed check prints one
@@ -22,6 +25,9 @@
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/softhca-opcodes.h>
+
+#include "softhca.h"	/* a kernel CQ's ring: kt_inject_cqe() (white box) */
 
 static char *dev = "shca0";
 module_param(dev, charp, 0444);
@@ -160,12 +166,13 @@ static int kt_connect(struct kt_ctx *c, struct ib_qp *qp, u32 dqpn)
 			    IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC);
 }
 
-static struct ib_qp *kt_qp(struct kt_ctx *c, struct ib_cq *cq)
+static struct ib_qp *kt_qp(struct kt_ctx *c, struct ib_cq *send_cq,
+			   struct ib_cq *recv_cq)
 {
 	struct ib_qp_init_attr ia = {};
 
-	ia.send_cq = cq;
-	ia.recv_cq = cq;
+	ia.send_cq = send_cq;
+	ia.recv_cq = recv_cq;
 	ia.cap.max_send_wr = 64;
 	ia.cap.max_recv_wr = 64;
 	ia.cap.max_send_sge = 2;
@@ -440,9 +447,13 @@ static void kt_atomics_and_bad_wr(struct kt_ctx *c)
 	u64 *res = (u64 *)(c->bufa + 6144);
 	struct ib_sge sge = { .addr = c->dmaa + 6144, .length = 8,
 			      .lkey = c->pd->local_dma_lkey };
+	/* Longer than any QP's max_inline_data (the device's is 256). */
+	struct ib_sge big = { .addr = (uintptr_t)c->bufb, .length = 1024,
+			      .lkey = c->pd->local_dma_lkey };
 	const struct ib_send_wr *bad = NULL;
+	struct ib_send_wr inv = {}, inl = {};
 	struct ib_atomic_wr wr = {};
-	struct ib_send_wr inv = {};
+	struct ib_sge two[2];
 	struct kt_wr *s;
 	u64 v = 0;
 
@@ -476,6 +487,23 @@ static void kt_atomics_and_bad_wr(struct kt_ctx *c)
 	inv.send_flags = IB_SEND_SIGNALED;
 	KT_CHECK(ib_post_send(c->qpa, &inv, &bad) == -EINVAL && bad == &inv,
 		 "LOCAL_INV accepted");
+
+	/* The WQE builder's checks (the provider's): an atomic is one SGE. */
+	two[0] = sge;
+	two[1] = sge;
+	wr.wr.sg_list = two;
+	wr.wr.num_sge = 2;
+	bad = NULL;
+	KT_CHECK(ib_post_send(c->qpa, &wr.wr, &bad) == -EINVAL &&
+		 bad == &wr.wr, "an atomic with two SGEs accepted");
+	/* Inline beyond max_inline_data: ENOMEM, as mlx5. */
+	inl.opcode = IB_WR_SEND;
+	inl.send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE;
+	inl.sg_list = &big;
+	inl.num_sge = 1;
+	bad = NULL;
+	KT_CHECK(ib_post_send(c->qpa, &inl, &bad) == -ENOMEM && bad == &inl,
+		 "inline beyond max_inline_data accepted");
 }
 
 /*
@@ -575,8 +603,8 @@ static void kt_reset_cleans_cq(struct kt_ctx *c)
 		KT_CHECK(0, "ib_alloc_cq(IB_POLL_DIRECT)");
 		goto out;
 	}
-	qpc = kt_qp(c, cqc);
-	qpd = kt_qp(c, cqd);
+	qpc = kt_qp(c, cqc, cqc);
+	qpd = kt_qp(c, cqd, cqd);
 	if (IS_ERR(qpc) || IS_ERR(qpd)) {
 		KT_CHECK(0, "ib_create_qp");
 		goto out;
@@ -614,6 +642,107 @@ out:
 		ib_free_cq(cqc);
 	if (!IS_ERR_OR_NULL(cqd))
 		ib_free_cq(cqd);
+}
+
+/*
+ * Write a CQE into kernel CQ @cq's ring at its consumer index as the HCA
+ * does (all of it, then op_own with the owner bit of the lap). White box:
+ * the ring is the driver's (kernel/softhca.h).
+ */
+static void kt_inject_cqe(struct ib_cq *cq, u8 cqe_opcode, u32 qpn,
+			  u16 wqe_counter)
+{
+	struct shca_kcq *kcq = to_shca_cq(cq)->kcq;
+	u32 ci = kcq->cons_index;
+	struct softhca_cqe *cqe = &kcq->ring[ci & (kcq->cqe_cnt - 1)];
+
+	memset(cqe, 0, offsetof(struct softhca_cqe, op_own));
+	cqe->sop_drop_qpn = cpu_to_be32(SOFTHCA_OPCODE_SEND <<
+					SOFTHCA_CQE_WQE_OPCODE_SHIFT | qpn);
+	cqe->wqe_counter = cpu_to_be16(wqe_counter);
+	cqe->byte_cnt = cpu_to_be32(8);
+	dma_wmb();
+	WRITE_ONCE(cqe->op_own, cqe_opcode << SOFTHCA_CQE_OPCODE_SHIFT |
+				((ci & kcq->cqe_cnt) ? 1 : 0));
+}
+
+/* Inject one CQE into @cq and poll it: the wr_id it completed, or -1. */
+static s64 kt_injected(struct ib_cq *cq, u8 cqe_opcode, struct ib_qp *qp,
+		       u16 wqe_counter)
+{
+	struct ib_wc wc = {};
+
+	kt_inject_cqe(cq, cqe_opcode, qp->qp_num, wqe_counter);
+	if (ib_poll_cq(cq, 1, &wc) != 1)
+		return -1;
+	KT_CHECK(wc.status == IB_WC_SUCCESS && wc.qp == qp &&
+		 wc.opcode == (cqe_opcode == SOFTHCA_CQE_REQ ? IB_WC_SEND :
+			       IB_WC_RECV), "wr_id %llu: status %d opcode %d",
+		 wc.wr_id, wc.status, wc.opcode);
+	return wc.wr_id;
+}
+
+/*
+ * poll_cq completes only a CQE that names an outstanding WR of a queue on
+ * its CQ, as the provider (the CQE decoder both share): CQEs this test
+ * writes for QP E, which stays in INIT so the HCA runs none of its WQEs.
+ * E's SQ completes on CQ S, its RQ on CQ R (both IB_POLL_DIRECT); the
+ * dropped CQEs are consumed and return nothing.
+ */
+static void kt_cqe_checks(struct kt_ctx *c)
+{
+	struct ib_sge sge = { .addr = c->dmaa, .length = 8,
+			      .lkey = c->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 400, .sg_list = &sge, .num_sge = 1 };
+	struct ib_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				 .opcode = IB_WR_SEND,
+				 .send_flags = IB_SEND_SIGNALED };
+	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT, .port_num = 1 };
+	struct ib_cq *cqs, *cqr;
+	struct ib_qp *qp = NULL;
+
+	cqs = ib_alloc_cq(c->ibdev, NULL, 16, 0, IB_POLL_DIRECT);
+	cqr = ib_alloc_cq(c->ibdev, NULL, 16, 0, IB_POLL_DIRECT);
+	if (IS_ERR(cqs) || IS_ERR(cqr)) {
+		KT_CHECK(0, "ib_alloc_cq(IB_POLL_DIRECT)");
+		goto out;
+	}
+	qp = kt_qp(c, cqs, cqr);
+	if (IS_ERR(qp)) {
+		KT_CHECK(0, "ib_create_qp");
+		goto out;
+	}
+	KT_CHECK(!ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			       IB_QP_PORT | IB_QP_ACCESS_FLAGS), "E to INIT");
+	/* SENDs 300 and 301 at WQEBBs 0 and 1 (a WQE its own size), receive 400. */
+	wr.wr_id = 300;
+	KT_CHECK(!ib_post_send(qp, &wr, NULL), "post 300");
+	wr.wr_id = 301;
+	KT_CHECK(!ib_post_send(qp, &wr, NULL), "post 301");
+	KT_CHECK(!ib_post_recv(qp, &rwr, NULL), "post 400");
+
+	KT_CHECK(kt_injected(cqs, SOFTHCA_CQE_RESP_SEND, qp, 0) == -1,
+		 "a receive completed on the send CQ");
+	KT_CHECK(kt_injected(cqr, SOFTHCA_CQE_REQ, qp, 1) == -1,
+		 "a send completed on the receive CQ");
+	KT_CHECK(kt_injected(cqs, SOFTHCA_CQE_REQ, qp, 0) == 300, "SEND 300");
+	KT_CHECK(kt_injected(cqs, SOFTHCA_CQE_REQ, qp, 0) == -1,
+		 "a retired WR completed again");
+	/* WQEBB 2 holds no WR: its record (0) names the retired SEND 300. */
+	KT_CHECK(kt_injected(cqs, SOFTHCA_CQE_REQ, qp, 2) == -1,
+		 "a CQE naming a WQEBB without a WR completed");
+	KT_CHECK(kt_injected(cqs, SOFTHCA_CQE_REQ, qp, 1) == 301, "SEND 301");
+	KT_CHECK(kt_injected(cqr, SOFTHCA_CQE_RESP_SEND, qp, 0) == 400,
+		 "receive 400");
+	KT_CHECK(kt_injected(cqr, SOFTHCA_CQE_RESP_SEND, qp, 0) == -1,
+		 "a receive completed with the RQ empty");
+out:
+	if (!IS_ERR_OR_NULL(qp))
+		ib_destroy_qp(qp);
+	if (!IS_ERR_OR_NULL(cqs))
+		ib_free_cq(cqs);
+	if (!IS_ERR_OR_NULL(cqr))
+		ib_free_cq(cqr);
 }
 
 static int kt_setup_mr(struct kt_ctx *c)
@@ -675,13 +804,13 @@ static int kt_setup(struct kt_ctx *c)
 		c->cqb = NULL;
 		return err;
 	}
-	c->qpa = kt_qp(c, c->cqa);
+	c->qpa = kt_qp(c, c->cqa, c->cqa);
 	if (IS_ERR(c->qpa)) {
 		err = PTR_ERR(c->qpa);
 		c->qpa = NULL;
 		return err;
 	}
-	c->qpb = kt_qp(c, c->cqb);
+	c->qpb = kt_qp(c, c->cqb, c->cqb);
 	if (IS_ERR(c->qpb)) {
 		err = PTR_ERR(c->qpb);
 		c->qpb = NULL;
@@ -762,6 +891,7 @@ static int __init kt_init(void)
 		kt_rlkey_not_rkey(&c);
 		kt_drain(&c);
 		kt_reset_cleans_cq(&c);
+		kt_cqe_checks(&c);
 	}
 	kt_teardown(&c);
 	ib_device_put(c.ibdev);

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Host unit test of user/cqe.c: the owner-bit rule over several laps of the
- * ring, every syndrome's ibv_wc_status, CQE -> ibv_wc for requester,
- * responder and error CQEs built byte by byte, immediate byte order, and
- * the CQ arm word and UAR doorbell bits, and CQ cleaning (the CQEs of one QP
- * removed from a wrapping run, order and owner bits kept).
+ * Host unit test of the CQE decoder the provider and the kernel share
+ * (<rdma/softhca-cqe.h>) and of the provider's CQ helpers (user/cqe.c):
+ * the owner-bit rule over several laps of the ring, every syndrome's
+ * status, requester, responder and error CQEs built byte by byte decoded
+ * field by field, immediate byte order, the WR each CQE retires and the
+ * ones it must not (a slot with no posted WR, a retired WR, an empty RQ, a
+ * queue on another CQ, an unknown CQE opcode), the CQE opcode table
+ * against the opcode table, the ibv_wc conversion, the CQ arm word and UAR
+ * doorbell bits, and CQ cleaning (the CQEs of one QP removed from a
+ * wrapping run, order and owner bits kept).
  */
 #include <endian.h>
 #include <errno.h>
@@ -32,10 +37,42 @@ static const struct softhca_cqe *as_cqe(const struct cqe_buf *c)
 	return (const struct softhca_cqe *)c->b;
 }
 
-static void wc_poison(struct ibv_wc *wc)
+#define POISON_WR_ID	0x1122334455667788ull
+
+static void wc_poison(struct softhca_wc *wc)
 {
 	memset(wc, 0xa5, sizeof(*wc));
-	wc->wr_id = 0x1122334455667788ull;
+	wc->wr_id = POISON_WR_ID;
+}
+
+/*
+ * The WR records of one QP: an SQ of 8 WQEBB slots and an RQ of 4, each
+ * with @posted WRs (numbered from @first) and none retired. SQ WR i sits
+ * at slot 2 * i (two WQEBBs each), wr_id 0x100 + i; RQ WR i has wr_id
+ * 0x200 + i.
+ */
+struct wq_pair {
+	__u64 sq_wrid[8], rq_wrid[4];
+	uint32_t sq_head[8];
+	struct softhca_wq_wrs sq, rq;
+};
+
+static void wq_pair_init(struct wq_pair *q, uint32_t first, uint32_t posted)
+{
+	memset(q, 0, sizeof(*q));
+	q->sq = (struct softhca_wq_wrs){ .wrid = q->sq_wrid,
+					 .wqe_head = q->sq_head, .cnt = 8,
+					 .head = first, .tail = first };
+	q->rq = (struct softhca_wq_wrs){ .wrid = q->rq_wrid, .cnt = 4,
+					 .head = first, .tail = first };
+	for (uint32_t n = 0; n < posted; n++) {
+		uint32_t i = first + n;
+
+		softhca_wq_wrs_record(&q->sq, (2 * i) & 7, 0x100 + i, i);
+		q->sq.head++;
+		softhca_wq_wrs_record(&q->rq, i & 3, 0x200 + i, i);
+		q->rq.head++;
+	}
 }
 
 static void owner_bit_single_cases(void)
@@ -135,51 +172,58 @@ static void every_syndrome_status(void)
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
-		if (softhca_cqe_syndrome_status(map[i].synd) != map[i].st)
-			printf("# syndrome 0x%02x -> %d, want %d\n", map[i].synd,
-			       softhca_cqe_syndrome_status(map[i].synd), map[i].st);
-		CHECK_EQ(softhca_cqe_syndrome_status(map[i].synd), map[i].st);
+		if (softhca_syndrome_wc_status(map[i].synd) != map[i].st)
+			printf("# syndrome 0x%02x -> %u, want %d\n", map[i].synd,
+			       softhca_syndrome_wc_status(map[i].synd), map[i].st);
+		CHECK_EQ(softhca_syndrome_wc_status(map[i].synd), map[i].st);
 	}
 }
 
 static void error_cqes_to_wc(void)
 {
 	struct cqe_buf c;
-	struct ibv_wc wc;
+	struct softhca_wc wc;
+	struct wq_pair q;
 
+	wq_pair_init(&q, 0, 4);
 	memset(&c, 0, sizeof(c));
 	c.b[54] = 0x99;				/* vendor_err_synd */
 	c.b[55] = 0x13;				/* REMOTE_ACCESS_ERR */
 	put32(&c.b[56], 0x08001234);		/* RDMA_WRITE, QPN 0x1234 */
 	c.b[60] = 0x00;
-	c.b[61] = 0x07;				/* wqe_counter 7 */
+	c.b[61] = 0x0e;				/* wqe_counter 14: slot 6 */
 	c.b[63] = SOFTHCA_CQE_REQ_ERR << 4 | 1;
 	wc_poison(&wc);
-	CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), 0);
-	CHECK_EQ(wc.status, IBV_WC_REM_ACCESS_ERR);
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
+	CHECK_EQ(wc.status, SOFTHCA_WC_REM_ACCESS_ERR);
 	CHECK_EQ(wc.vendor_err, 0x99);
-	CHECK_EQ(wc.qp_num, 0x1234);
-	CHECK_EQ(wc.opcode, IBV_WC_RDMA_WRITE);
-	CHECK_EQ(wc.wc_flags, 0);
+	CHECK_EQ(wc.qpn, 0x1234);
+	CHECK_EQ(wc.opcode, SOFTHCA_WC_RDMA_WRITE);
+	CHECK_EQ(wc.with_imm, 0);
 	CHECK_EQ(wc.byte_len, 0);
-	CHECK_EQ(wc.wr_id, 0x1122334455667788ull);	/* the caller's */
-	CHECK_EQ(softhca_cqe_wqe_counter(as_cqe(&c)), 7);
+	CHECK_EQ(wc.wr_id, 0x103);		/* WR 3 at slot 6 */
+	CHECK_EQ(q.sq.tail, 4);			/* it and the three before */
+	CHECK_EQ(q.rq.tail, 0);
+	CHECK_EQ(softhca_cqe_wqe_counter(as_cqe(&c)), 14);
 	CHECK_EQ(softhca_cqe_qpn(as_cqe(&c)), 0x1234);
 	CHECK_EQ(softhca_cqe_wqe_opcode(as_cqe(&c)), SOFTHCA_OPCODE_RDMA_WRITE);
 
-	/* Flushed receive. */
+	/* Flushed receive: the oldest posted. */
 	memset(&c, 0, sizeof(c));
 	c.b[55] = 0x05;
 	put32(&c.b[56], 0x00abcdef);
 	c.b[63] = SOFTHCA_CQE_RESP_ERR << 4;
 	wc_poison(&wc);
-	CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), 0);
-	CHECK_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
+	CHECK_EQ(wc.status, SOFTHCA_WC_WR_FLUSH_ERR);
 	CHECK_EQ(wc.vendor_err, 0);
-	CHECK_EQ(wc.qp_num, 0xabcdef);
-	CHECK_EQ(wc.opcode, IBV_WC_RECV);
+	CHECK_EQ(wc.qpn, 0xabcdef);
+	CHECK_EQ(wc.opcode, SOFTHCA_WC_RECV);
+	CHECK_EQ(wc.wr_id, 0x200);
+	CHECK_EQ(q.rq.tail, 1);
 
 	/* Retry exceeded on a READ; hw_err bytes do not leak into the wc. */
+	wq_pair_init(&q, 0, 1);
 	memset(&c, 0, sizeof(c));
 	c.b[52] = 0x42;
 	c.b[53] = 0x01;
@@ -187,65 +231,86 @@ static void error_cqes_to_wc(void)
 	put32(&c.b[56], 0x10000001);
 	c.b[63] = SOFTHCA_CQE_REQ_ERR << 4;
 	wc_poison(&wc);
-	CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), 0);
-	CHECK_EQ(wc.status, IBV_WC_RETRY_EXC_ERR);
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
+	CHECK_EQ(wc.status, SOFTHCA_WC_RETRY_EXC_ERR);
 	CHECK_EQ(wc.vendor_err, 0);
-	CHECK_EQ(wc.opcode, IBV_WC_RDMA_READ);
+	CHECK_EQ(wc.opcode, SOFTHCA_WC_RDMA_READ);
+	CHECK_EQ(wc.wr_id, 0x100);
+
+	/* An error CQE of an opcode without a WC: SEND, the syndrome's status. */
+	wq_pair_init(&q, 0, 1);
+	c.b[56] = 0x00;				/* NOP */
+	wc_poison(&wc);
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
+	CHECK_EQ(wc.status, SOFTHCA_WC_RETRY_EXC_ERR);
+	CHECK_EQ(wc.opcode, SOFTHCA_WC_SEND);
 }
 
 static void requester_cqes_to_wc(void)
 {
 	static const struct {
 		uint8_t wqe_op;
-		enum ibv_wc_opcode op;
-		unsigned int flags;
+		uint32_t op;
+		uint8_t imm;
 		uint32_t byte_len;
 	} cases[] = {
-		{ 0x08, IBV_WC_RDMA_WRITE, 0, 0x300 },
-		{ 0x09, IBV_WC_RDMA_WRITE, IBV_WC_WITH_IMM, 0x300 },
-		{ 0x0a, IBV_WC_SEND, 0, 0x300 },
-		{ 0x0b, IBV_WC_SEND, IBV_WC_WITH_IMM, 0x300 },
-		{ 0x10, IBV_WC_RDMA_READ, 0, 0x300 },
-		{ 0x11, IBV_WC_COMP_SWAP, 0, 8 },
-		{ 0x12, IBV_WC_FETCH_ADD, 0, 8 },
+		{ 0x08, SOFTHCA_WC_RDMA_WRITE, 0, 0x300 },
+		{ 0x09, SOFTHCA_WC_RDMA_WRITE, 1, 0x300 },
+		{ 0x0a, SOFTHCA_WC_SEND, 0, 0x300 },
+		{ 0x0b, SOFTHCA_WC_SEND, 1, 0x300 },
+		{ 0x10, SOFTHCA_WC_RDMA_READ, 0, 0x300 },
+		{ 0x11, SOFTHCA_WC_COMP_SWAP, 0, 8 },
+		{ 0x12, SOFTHCA_WC_FETCH_ADD, 0, 8 },
 	};
 	struct cqe_buf c;
-	struct ibv_wc wc;
+	struct softhca_wc wc;
+	struct wq_pair q;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		wq_pair_init(&q, 0, 1);
 		memset(&c, 0, sizeof(c));
 		put32(&c.b[44], 0x300);			/* byte_cnt */
 		put32(&c.b[56], (uint32_t)cases[i].wqe_op << 24 | 0x77);
-		if (cases[i].flags)			/* the echoed immediate */
-			put32(&c.b[36], 0xa1b2c3d4);
+		put32(&c.b[36], 0xa1b2c3d4);		/* echoed for _IMM */
 		c.b[63] = SOFTHCA_CQE_REQ << 4;
 		wc_poison(&wc);
-		CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), 0);
-		CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+		CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
+		CHECK_EQ(wc.status, SOFTHCA_WC_SUCCESS);
 		CHECK_EQ(wc.opcode, cases[i].op);
-		CHECK_EQ(wc.wc_flags, cases[i].flags);
-		CHECK_EQ(be32toh(wc.imm_data), cases[i].flags ? 0xa1b2c3d4 : 0);
+		CHECK_EQ(wc.with_imm, cases[i].imm);
+		CHECK_EQ(be32toh(wc.imm), cases[i].imm ? 0xa1b2c3d4 : 0);
 		CHECK_EQ(wc.byte_len, cases[i].byte_len);
-		CHECK_EQ(wc.qp_num, 0x77);
+		CHECK_EQ(wc.qpn, 0x77);
 		CHECK_EQ(wc.vendor_err, 0);
 		CHECK_EQ(wc.src_qp, 0);
-		CHECK_EQ(wc.wr_id, 0x1122334455667788ull);
+		CHECK_EQ(wc.wr_id, 0x100);
+		CHECK_EQ(q.sq.tail, 1);
 	}
-	/* NOP and opcodes softhca never executes have no work completion. */
-	memset(&c, 0, sizeof(c));
-	put32(&c.b[56], 0x00000077);
-	wc_poison(&wc);
-	CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), -EPROTO);
-	put32(&c.b[56], 0x01000077);			/* SEND_INVAL */
-	CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), -EPROTO);
+	/* NOP and opcodes softhca never runs complete their WR as an error. */
+	for (uint32_t op = 0; op < 256; op++) {
+		if (op == 0x00 || op == 0x01 || op == 0x0f || op == 0x13 ||
+		    op == 0x2f || op == 0x30 || op == 0xff) {
+			wq_pair_init(&q, 0, 1);
+			memset(&c, 0, sizeof(c));
+			put32(&c.b[56], op << 24 | 0x77);
+			wc_poison(&wc);
+			CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq,
+						    &wc), 0);
+			CHECK_EQ(wc.status, SOFTHCA_WC_GENERAL_ERR);
+			CHECK_EQ(wc.opcode, SOFTHCA_WC_SEND);
+			CHECK_EQ(wc.wr_id, 0x100);
+		}
+	}
 }
 
 static void responder_cqes_to_wc(void)
 {
 	static const uint8_t imm_bytes[4] = { 0x12, 0x34, 0x56, 0x78 };
 	struct cqe_buf c;
-	struct ibv_wc wc;
+	struct softhca_wc wc;
+	struct wq_pair q;
 
+	wq_pair_init(&q, 0, 3);
 	memset(&c, 0, sizeof(c));
 	put32(&c.b[24], 0x05000099);		/* SL 5, source QPN 0x99 */
 	memcpy(&c.b[36], imm_bytes, 4);		/* immediate as on the wire */
@@ -253,46 +318,195 @@ static void responder_cqes_to_wc(void)
 	put32(&c.b[56], 0x0000002a);		/* QPN 42 */
 	c.b[63] = SOFTHCA_CQE_RESP_SEND_IMM << 4 | SOFTHCA_CQE_SE | 1;
 	wc_poison(&wc);
-	CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), 0);
-	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
-	CHECK_EQ(wc.opcode, IBV_WC_RECV);
-	CHECK_EQ(wc.wc_flags, IBV_WC_WITH_IMM);
-	CHECK_BYTES(&wc.imm_data, imm_bytes, 4);	/* network order */
-	CHECK_EQ(be32toh(wc.imm_data), 0x12345678);
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
+	CHECK_EQ(wc.status, SOFTHCA_WC_SUCCESS);
+	CHECK_EQ(wc.opcode, SOFTHCA_WC_RECV);
+	CHECK_EQ(wc.with_imm, 1);
+	CHECK_BYTES(&wc.imm, imm_bytes, 4);	/* network order */
+	CHECK_EQ(be32toh(wc.imm), 0x12345678);
 	CHECK_EQ(wc.byte_len, 512);
-	CHECK_EQ(wc.qp_num, 42);
+	CHECK_EQ(wc.qpn, 42);
 	CHECK_EQ(wc.src_qp, 0x99);
 	CHECK_EQ(wc.sl, 5);
-	CHECK_EQ(wc.pkey_index, 0);
-	CHECK_EQ(wc.wr_id, 0x1122334455667788ull);
+	CHECK_EQ(wc.wr_id, 0x200);
+	CHECK_EQ(q.sq.tail, 0);
 
 	c.b[63] = SOFTHCA_CQE_RESP_WR_IMM << 4;
 	wc_poison(&wc);
-	CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), 0);
-	CHECK_EQ(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
-	CHECK_EQ(wc.wc_flags, IBV_WC_WITH_IMM);
-	CHECK_BYTES(&wc.imm_data, imm_bytes, 4);
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
+	CHECK_EQ(wc.opcode, SOFTHCA_WC_RECV_RDMA_WITH_IMM);
+	CHECK_EQ(wc.with_imm, 1);
+	CHECK_BYTES(&wc.imm, imm_bytes, 4);
+	CHECK_EQ(wc.wr_id, 0x201);
 
 	c.b[63] = SOFTHCA_CQE_RESP_SEND << 4;
 	wc_poison(&wc);
-	CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), 0);
-	CHECK_EQ(wc.opcode, IBV_WC_RECV);
-	CHECK_EQ(wc.wc_flags, 0);
-	CHECK_EQ(wc.imm_data, 0);
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
+	CHECK_EQ(wc.opcode, SOFTHCA_WC_RECV);
+	CHECK_EQ(wc.with_imm, 0);
+	CHECK_EQ(wc.imm, 0);
 	CHECK_EQ(wc.byte_len, 512);
+	CHECK_EQ(wc.wr_id, 0x202);
+	CHECK_EQ(q.rq.tail, 3);
+}
+
+/* A requester CQE of wqe_counter @counter (SEND) decoded against @q. */
+static int decode_req(struct wq_pair *q, uint16_t counter,
+		      struct softhca_wc *wc)
+{
+	struct cqe_buf c;
+
+	memset(&c, 0, sizeof(c));
+	put32(&c.b[56], SOFTHCA_OPCODE_SEND << 24 | 0x77);
+	c.b[60] = counter >> 8;
+	c.b[61] = counter & 0xff;
+	c.b[63] = SOFTHCA_CQE_REQ << 4;
+	wc_poison(wc);
+	return softhca_cqe_decode(as_cqe(&c), &q->sq, &q->rq, wc);
+}
+
+static void cqe_retires_only_outstanding_wrs(void)
+{
+	struct cqe_buf c;
+	struct softhca_wc wc;
+	struct wq_pair q;
+
+	/* WRs 5..7 posted (slots 2, 4, 6), 0..4 retired: slot 0 is stale. */
+	wq_pair_init(&q, 0, 8);
+	q.sq.tail = 5;
+	CHECK_EQ(decode_req(&q, 0, &wc), -1);	/* WR 4's slot: retired */
+	CHECK_EQ(decode_req(&q, 8, &wc), -1);	/* slot 0 again */
+	CHECK_EQ(wc.wr_id, POISON_WR_ID);	/* nothing filled */
+	CHECK_EQ(q.sq.tail, 5);
+	/* A signaled CQE for WR 6 retires the unsignaled WR 5 with it. */
+	CHECK_EQ(decode_req(&q, 4, &wc), 0);
+	CHECK_EQ(wc.wr_id, 0x106);
+	CHECK_EQ(q.sq.tail, 7);
+	CHECK_EQ(decode_req(&q, 4, &wc), -1);	/* twice: retired now */
+	CHECK_EQ(decode_req(&q, 2, &wc), -1);	/* WR 5: retired with it */
+	CHECK_EQ(q.sq.tail, 7);
+	CHECK_EQ(decode_req(&q, 6, &wc), 0);	/* WR 7, the last */
+	CHECK_EQ(q.sq.tail, 8);
+	CHECK_EQ(decode_req(&q, 6, &wc), -1);	/* nothing outstanding */
+
+	/* A slot whose record is ahead of head (never posted) is refused. */
+	wq_pair_init(&q, 0, 2);
+	q.sq_head[6] = 5;
+	CHECK_EQ(decode_req(&q, 6, &wc), -1);
+	CHECK_EQ(q.sq.tail, 0);
+
+	/* Free-running counters across 2^32: WRs 0xffffffff and 0 posted. */
+	wq_pair_init(&q, 0xffffffffu, 2);
+	CHECK_EQ(decode_req(&q, 0, &wc), 0);	/* WR 0 at slot 0 */
+	CHECK_EQ(wc.wr_id, 0x100);
+	CHECK_EQ(q.sq.tail, 1);
+
+	/* The QP's SQ does not complete on this CQ, or has no slots. */
+	wq_pair_init(&q, 0, 1);
+	memset(&c, 0, sizeof(c));
+	put32(&c.b[56], SOFTHCA_OPCODE_SEND << 24 | 0x77);
+	c.b[63] = SOFTHCA_CQE_REQ << 4;
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), NULL, &q.rq, &wc), -1);
+	c.b[63] = SOFTHCA_CQE_REQ_ERR << 4;
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), NULL, &q.rq, &wc), -1);
+	q.sq.cnt = 0;
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), -1);
+	CHECK_EQ(q.sq.tail, 0);
+	CHECK_EQ(q.rq.tail, 0);
+
+	/* Responder CQEs need a posted receive and the RQ on this CQ. */
+	wq_pair_init(&q, 0, 1);
+	c.b[63] = SOFTHCA_CQE_RESP_SEND << 4;
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, NULL, &wc), -1);
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
+	CHECK_EQ(wc.wr_id, 0x200);
+	c.b[63] = SOFTHCA_CQE_RESP_ERR << 4;
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), -1);
+	CHECK_EQ(q.rq.tail, 1);
+	q.rq.cnt = 0;
+	q.rq.head = 2;
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), -1);
+	CHECK_EQ(q.sq.tail, 0);
 }
 
 static void unknown_cqe_opcodes(void)
 {
 	static const uint8_t ops[] = { 0x4, 0x5, 0x6, 0xc, SOFTHCA_CQE_INVALID };
 	struct cqe_buf c;
-	struct ibv_wc wc;
+	struct softhca_wc wc;
+	struct wq_pair q;
 
 	for (size_t i = 0; i < sizeof(ops); i++) {
+		wq_pair_init(&q, 0, 2);
 		memset(&c, 0, sizeof(c));
 		c.b[63] = ops[i] << 4;
-		CHECK_EQ(softhca_cqe_to_wc(as_cqe(&c), &wc), -EPROTO);
+		CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), -1);
+		CHECK_EQ(q.sq.tail, 0);
+		CHECK_EQ(q.rq.tail, 0);
 	}
+}
+
+/* The CQE opcode table says what the opcode table's responder CQEs are. */
+static void cqe_kinds_match_the_opcode_table(void)
+{
+	unsigned int recv = 0;
+
+	for (uint32_t op = 0; op < SOFTHCA_OPCODE_CNT; op++) {
+		const struct softhca_opcode_info *o = softhca_opcode_info(op);
+		const struct softhca_cqe_kind *k;
+
+		if (!o || !(o->flags & SOFTHCA_OPF_RECV))
+			continue;
+		recv++;
+		k = &softhca_cqe_kinds[o->resp_cqe];
+		if (k->wq != SOFTHCA_CQE_WQ_RQ || k->error ||
+		    k->with_imm != !!(o->flags & SOFTHCA_OPF_IMM))
+			printf("# %s: responder CQE 0x%x\n", o->name, o->resp_cqe);
+		CHECK_EQ(k->wq, SOFTHCA_CQE_WQ_RQ);
+		CHECK_EQ(k->error, 0);
+		CHECK_EQ(k->with_imm, !!(o->flags & SOFTHCA_OPF_IMM));
+		/* A write's immediate is its own kind of receive. */
+		CHECK_EQ(k->wc_opcode,
+			 o->remote_access ? SOFTHCA_WC_RECV_RDMA_WITH_IMM :
+					    SOFTHCA_WC_RECV);
+	}
+	CHECK_EQ(recv, 3);			/* SEND, SEND_IMM, WRITE_IMM */
+	CHECK_EQ(softhca_cqe_kinds[SOFTHCA_CQE_REQ].wq, SOFTHCA_CQE_WQ_SQ);
+	CHECK_EQ(softhca_cqe_kinds[SOFTHCA_CQE_REQ_ERR].wq, SOFTHCA_CQE_WQ_SQ);
+	CHECK_EQ(softhca_cqe_kinds[SOFTHCA_CQE_REQ_ERR].error, 1);
+	CHECK_EQ(softhca_cqe_kinds[SOFTHCA_CQE_RESP_ERR].wq, SOFTHCA_CQE_WQ_RQ);
+	CHECK_EQ(softhca_cqe_kinds[SOFTHCA_CQE_RESP_ERR].error, 1);
+	CHECK_EQ(softhca_cqe_kinds[SOFTHCA_CQE_INVALID].wq, SOFTHCA_CQE_WQ_NONE);
+}
+
+static void wc_to_ibv_fields(void)
+{
+	struct softhca_wc w = {
+		.wr_id = 0xfeedull, .status = SOFTHCA_WC_REM_OP_ERR,
+		.opcode = SOFTHCA_WC_RECV_RDMA_WITH_IMM, .byte_len = 77,
+		.imm = htobe32(0xabcd), .qpn = 0x123456, .src_qp = 0x654321,
+		.vendor_err = 0x89, .sl = 3, .with_imm = 1,
+	};
+	struct ibv_wc wc;
+
+	memset(&wc, 0xa5, sizeof(wc));
+	softhca_wc_to_ibv(&w, &wc);
+	CHECK_EQ(wc.wr_id, 0xfeed);
+	CHECK_EQ(wc.status, IBV_WC_REM_OP_ERR);
+	CHECK_EQ(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	CHECK_EQ(wc.byte_len, 77);
+	CHECK_EQ(be32toh(wc.imm_data), 0xabcd);
+	CHECK_EQ(wc.qp_num, 0x123456);
+	CHECK_EQ(wc.src_qp, 0x654321);
+	CHECK_EQ(wc.vendor_err, 0x89);
+	CHECK_EQ(wc.sl, 3);
+	CHECK_EQ(wc.wc_flags, IBV_WC_WITH_IMM);
+	CHECK_EQ(wc.pkey_index, 0);
+	CHECK_EQ(wc.slid, 0);
+	CHECK_EQ(wc.dlid_path_bits, 0);
+	w.with_imm = 0;
+	softhca_wc_to_ibv(&w, &wc);
+	CHECK_EQ(wc.wc_flags, 0);
 }
 
 static void arm_word_and_doorbell(void)
@@ -428,7 +642,10 @@ static const struct tap_test tests[] = {
 	{ "error_cqes_to_wc", error_cqes_to_wc },
 	{ "requester_cqes_to_wc", requester_cqes_to_wc },
 	{ "responder_cqes_to_wc", responder_cqes_to_wc },
+	{ "cqe_retires_only_outstanding_wrs", cqe_retires_only_outstanding_wrs },
 	{ "unknown_cqe_opcodes", unknown_cqe_opcodes },
+	{ "cqe_kinds_match_the_opcode_table", cqe_kinds_match_the_opcode_table },
+	{ "wc_to_ibv_fields", wc_to_ibv_fields },
 	{ "arm_word_and_doorbell", arm_word_and_doorbell },
 	{ "cq_compact_removes_one_qp", cq_compact_removes_one_qp },
 	{ "cq_compact_no_match_and_all_match", cq_compact_no_match_and_all_match },

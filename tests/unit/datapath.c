@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "../../user/wqe.c"
 #include "../../user/cqe.c"
 #include "../../user/send.c"
 #include "../../user/recv.c"
@@ -139,33 +138,36 @@ static struct fake *fake_new(uint32_t cqe_cnt, uint32_t sq_bbs,
 		exit(2);
 	softhca_lock_init(&qp->sq.lock, true);
 	softhca_lock_init(&qp->rq.lock, true);
-	qp->sq.ring.size = sq_bbs * SOFTHCA_SEND_WQE_BB;
-	qp->sq.ring.buf = zalloc(64, qp->sq.ring.size);
-	memset(qp->sq.ring.buf, 0xee, qp->sq.ring.size);
+	qp->sq.fmt.ring.size = sq_bbs * SOFTHCA_SEND_WQE_BB;
+	qp->sq.fmt.ring.buf = zalloc(64, qp->sq.fmt.ring.size);
+	memset(qp->sq.fmt.ring.buf, 0xee, qp->sq.fmt.ring.size);
+	qp->sq.fmt.qpn = QPN;
 	qp->sq.wqebb_cnt = sq_bbs;
+	qp->sq.wrs.cnt = sq_bbs;
 	qp->sq.max_post = max_post;
-	qp->sq.max_wqebbs = max_wqebbs;
+	qp->sq.fmt.max_wqebbs = max_wqebbs;
 	qp->sq.max_gs = 4;
-	qp->sq.max_inline = 100;
-	qp->sq.wrid = zalloc(8, sq_bbs * sizeof(uint64_t));
-	qp->sq.wqe_head = zalloc(8, sq_bbs * sizeof(uint32_t));
+	qp->sq.fmt.max_inline = 100;
+	qp->sq.wrs.wrid = zalloc(8, sq_bbs * sizeof(uint64_t));
+	qp->sq.wrs.wqe_head = zalloc(8, sq_bbs * sizeof(uint32_t));
 	qp->rq.wqe_cnt = rq_cnt;
+	qp->rq.wrs.cnt = rq_cnt;
 	qp->rq.wqe_shift = 6;
 	qp->rq.max_gs = 4;
 	qp->rq.buf = zalloc(64, rq_cnt << 6);
 	memset(qp->rq.buf, 0xee, rq_cnt << 6);
-	qp->rq.wrid = zalloc(8, rq_cnt * sizeof(uint64_t));
+	qp->rq.wrs.wrid = zalloc(8, rq_cnt * sizeof(uint64_t));
 	table_put(ctx, qp);
 	return f;
 }
 
 static void fake_free(struct fake *f)
 {
-	free(f->qp->sq.ring.buf);
-	free(f->qp->sq.wrid);
-	free(f->qp->sq.wqe_head);
+	free(f->qp->sq.fmt.ring.buf);
+	free(f->qp->sq.wrs.wrid);
+	free(f->qp->sq.wrs.wqe_head);
 	free(f->qp->rq.buf);
-	free(f->qp->rq.wrid);
+	free(f->qp->rq.wrs.wrid);
 	free(f->qp);
 	free(f->cq->ring);
 	free(f->cq);
@@ -179,7 +181,7 @@ static void fake_free(struct fake *f)
 
 static uint8_t *sq_bb(struct fake *f, uint32_t slot)
 {
-	return f->qp->sq.ring.buf + slot * SOFTHCA_SEND_WQE_BB;
+	return f->qp->sq.fmt.ring.buf + slot * SOFTHCA_SEND_WQE_BB;
 }
 
 static uint8_t *uar(struct fake *f, uint32_t off)
@@ -242,10 +244,10 @@ static void send_one_wqe_and_doorbell(void)
 	CHECK(bad == NULL);
 	CHECK_BYTES(sq_bb(f, 0), want, sizeof(want));
 	CHECK_EQ(sq_bb(f, 0)[48], 0xee);	/* nothing past the WQE */
-	CHECK_EQ(f->qp->sq.wrid[0], 0xfeed);
-	CHECK_EQ(f->qp->sq.wqe_head[0], 0);
+	CHECK_EQ(f->qp->sq.wrs.wrid[0], 0xfeed);
+	CHECK_EQ(f->qp->sq.wrs.wqe_head[0], 0);
 	CHECK_EQ(f->qp->sq.cur_post, 1);
-	CHECK_EQ(f->qp->sq.head, 1);
+	CHECK_EQ(f->qp->sq.wrs.head, 1);
 	CHECK_BYTES(&f->qp_dbr.snd_counter, dbr, 4);
 	CHECK_EQ(f->qp_dbr.rcv_counter, 0);
 	/* not inline: the 64-bit doorbell, ctrl's first 8 bytes, in BF 0 */
@@ -286,8 +288,8 @@ static void send_inline_wraps_and_blueflame(void)
 	for (int i = 0; i < 60; i++)
 		payload[i] = 0x40 + i;
 	/* start in the last WQEBB: ctrl + raddr + 64 bytes of inline = 6 DS */
-	f->qp->sq.cur_post = f->qp->sq.head = 0xfffb;	/* slot 3, idx 0xfffb */
-	f->qp->sq.tail = 0xfffb;
+	f->qp->sq.cur_post = f->qp->sq.wrs.head = 0xfffb;	/* slot 3, idx 0xfffb */
+	f->qp->sq.wrs.tail = 0xfffb;
 	CHECK_EQ(softhca_post_send(ibqp(f), &wr, &bad), 0);
 	b3 = sq_bb(f, 3);
 	b0 = sq_bb(f, 0);
@@ -302,8 +304,8 @@ static void send_inline_wraps_and_blueflame(void)
 	CHECK_BYTES(b0, payload + 28, 32);		/* wrapped */
 	CHECK_EQ(b0[32], 0xee);
 	CHECK_EQ(f->qp->sq.cur_post, 0xfffd);
-	CHECK_EQ(f->qp->sq.wrid[3], 7);
-	CHECK_EQ(f->qp->sq.wqe_head[3], 0xfffb);
+	CHECK_EQ(f->qp->sq.wrs.wrid[3], 7);
+	CHECK_EQ(f->qp->sq.wrs.wqe_head[3], 0xfffb);
 	CHECK_EQ(be32toh(f->qp_dbr.snd_counter), 0xfffd);
 	/* single inline WR that fits: BlueFlame copies both WQEBBs in order */
 	CHECK_BYTES(uar(f, 0x800), b3, 64);
@@ -373,8 +375,8 @@ static void send_every_opcode_segments(void)
 	CHECK_EQ(b[7], 2);
 	CHECK_EQ(be32toh(*(uint32_t *)(b + 12)), 0x01020304);
 	CHECK_EQ(be32toh(*(uint32_t *)(b + 16)), 8);
-	CHECK_EQ(f->qp->sq.head, 4);
-	CHECK_EQ(f->qp->sq.wqe_head[3], 3);
+	CHECK_EQ(f->qp->sq.wrs.head, 4);
+	CHECK_EQ(f->qp->sq.wrs.wqe_head[3], 3);
 	/* several WRs: a doorbell, not BlueFlame: the last ctrl's 8 bytes */
 	CHECK_BYTES(uar(f, 0x800), b, 8);
 	CHECK_EQ(uar(f, 0x808)[0], 0);
@@ -408,7 +410,7 @@ static void send_bad_wr_stops_the_batch(void)
 	w2.opcode = IBV_WR_BIND_MW;
 	CHECK_EQ(softhca_post_send(ibqp(f), &w1, &bad), EINVAL);
 	CHECK(bad == &w2);
-	CHECK_EQ(f->qp->sq.head, 1);		/* w1 is posted */
+	CHECK_EQ(f->qp->sq.wrs.head, 1);		/* w1 is posted */
 	CHECK_EQ(be32toh(f->qp_dbr.snd_counter), 1);
 
 	/* too many SGEs (max_gs 4) */
@@ -417,7 +419,7 @@ static void send_bad_wr_stops_the_batch(void)
 	bad = NULL;
 	CHECK_EQ(softhca_post_send(ibqp(f), &w2, &bad), EINVAL);
 	CHECK(bad == &w2);
-	CHECK_EQ(f->qp->sq.head, 1);
+	CHECK_EQ(f->qp->sq.wrs.head, 1);
 	CHECK_EQ(be32toh(f->qp_dbr.snd_counter), 1);
 
 	/* inline over max_inline (100): ENOMEM, as mlx5 */
@@ -462,7 +464,7 @@ static void send_overflow_and_recovery(void)
 	/* max_post 3: the fourth does not fit */
 	CHECK_EQ(softhca_post_send(ibqp(f), w, &bad), ENOMEM);
 	CHECK(bad == &w[3]);
-	CHECK_EQ(f->qp->sq.head, 3);
+	CHECK_EQ(f->qp->sq.wrs.head, 3);
 	CHECK_EQ(softhca_post_send(ibqp(f), &w[3], &bad), ENOMEM);
 
 	/* the signaled third WQE completes: it retires the two before it */
@@ -472,14 +474,14 @@ static void send_overflow_and_recovery(void)
 	CHECK_EQ(wc[0].status, IBV_WC_SUCCESS);
 	CHECK_EQ(wc[0].opcode, IBV_WC_SEND);
 	CHECK_EQ(wc[0].qp_num, QPN);
-	CHECK_EQ(f->qp->sq.tail, 3);
+	CHECK_EQ(f->qp->sq.wrs.tail, 3);
 	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 1);
 	/* now three fit again, in the ring's next lap */
 	bad = NULL;
 	CHECK_EQ(softhca_post_send(ibqp(f), &w[1], &bad), 0);
 	CHECK(bad == NULL);
-	CHECK_EQ(f->qp->sq.head, 6);
-	CHECK_EQ(f->qp->sq.wrid[(3 + 2) & 3], 13);
+	CHECK_EQ(f->qp->sq.wrs.head, 6);
+	CHECK_EQ(f->qp->sq.wrs.wrid[(3 + 2) & 3], 13);
 	fake_free(f);
 }
 
@@ -558,7 +560,7 @@ static void wr_api_batch_and_rollback(void)
 	CHECK_EQ(f->qp_dbr.snd_counter, 0);	/* nothing rung yet */
 	CHECK_EQ(ibv_wr_complete(qpx), 0);
 	CHECK_EQ(be32toh(f->qp_dbr.snd_counter), 4);
-	CHECK_EQ(f->qp->sq.head, 4);
+	CHECK_EQ(f->qp->sq.wrs.head, 4);
 	CHECK_EQ(wake_calls, 1);
 	b = sq_bb(f, 0);
 	CHECK_EQ(be32toh(*(uint32_t *)b), 0x00000a);
@@ -577,8 +579,8 @@ static void wr_api_batch_and_rollback(void)
 	b = sq_bb(f, 3);
 	CHECK_EQ(b[3], SOFTHCA_OPCODE_SEND);
 	CHECK_EQ(b[7], 1);
-	CHECK_EQ(f->qp->sq.wrid[3], 4);
-	CHECK_EQ(f->qp->sq.wqe_head[3], 3);
+	CHECK_EQ(f->qp->sq.wrs.wrid[3], 4);
+	CHECK_EQ(f->qp->sq.wrs.wqe_head[3], 3);
 	/* several WRs: the doorbell, with the last ctrl */
 	CHECK_BYTES(uar(f, 0x800), b, 8);
 
@@ -592,7 +594,7 @@ static void wr_api_batch_and_rollback(void)
 	ibv_wr_set_sge(qpx, 1, 0x1000, 4);
 	CHECK_EQ(ibv_wr_complete(qpx), EINVAL);
 	CHECK_EQ(f->qp->sq.cur_post, 4);
-	CHECK_EQ(f->qp->sq.head, 4);
+	CHECK_EQ(f->qp->sq.wrs.head, 4);
 	CHECK_EQ(be32toh(f->qp_dbr.snd_counter), 4);
 	CHECK_EQ(wake_calls, 1);
 
@@ -646,7 +648,7 @@ static void wr_api_sq_full(void)
 		ibv_wr_set_sge(qpx, 1, 0x1000, 4);
 	}
 	CHECK_EQ(ibv_wr_complete(qpx), 0);
-	CHECK_EQ(f->qp->sq.head, 2);
+	CHECK_EQ(f->qp->sq.wrs.head, 2);
 	softhca_wr_api_free(f->qp);
 	fake_free(f);
 }
@@ -682,15 +684,15 @@ static void recv_sentinel_and_doorbell(void)
 	CHECK_EQ(softhca_post_recv(ibqp(f), &r0, &bad), 0);
 	CHECK_BYTES(f->qp->rq.buf, want0, sizeof(want0));
 	CHECK_BYTES(f->qp->rq.buf + 64, want1, sizeof(want1));
-	CHECK_EQ(f->qp->rq.wrid[0], 40);
-	CHECK_EQ(f->qp->rq.wrid[1], 41);
+	CHECK_EQ(f->qp->rq.wrs.wrid[0], 40);
+	CHECK_EQ(f->qp->rq.wrs.wrid[1], 41);
 	CHECK_BYTES(&f->qp_dbr.rcv_counter, dbr, 4);
 	CHECK_EQ(f->qp_dbr.snd_counter, 0);
 	/* full (2 WQEs) */
 	CHECK_EQ(softhca_post_recv(ibqp(f), &r2, &bad), ENOMEM);
 	CHECK(bad == &r2);
 	/* too many SGEs for the stride (max_gs 4) */
-	f->qp->rq.head = f->qp->rq.tail = 2;
+	f->qp->rq.wrs.head = f->qp->rq.wrs.tail = 2;
 	r2.num_sge = 5;
 	CHECK_EQ(softhca_post_recv(ibqp(f), &r2, &bad), EINVAL);
 	CHECK_EQ(be32toh(f->qp_dbr.rcv_counter), 2);
@@ -754,17 +756,17 @@ static void poll_responder_error_and_unknown(void)
 	CHECK_EQ(wc[0].src_qp, 0x456);
 	CHECK_EQ(wc[0].sl, 3);
 	CHECK_EQ(wc[0].qp_num, QPN);
-	CHECK_EQ(f->qp->rq.tail, 1);
+	CHECK_EQ(f->qp->rq.wrs.tail, 1);
 
 	/* the unknown QP's CQE is consumed, and not returned */
 	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 2);
 	CHECK_EQ(wc[0].wr_id, 80);
 	CHECK_EQ(wc[0].status, IBV_WC_REM_ACCESS_ERR);
 	CHECK_EQ(wc[0].vendor_err, 0x88);
-	CHECK_EQ(f->qp->sq.tail, 1);
+	CHECK_EQ(f->qp->sq.wrs.tail, 1);
 	CHECK_EQ(wc[1].wr_id, 71);
 	CHECK_EQ(wc[1].status, IBV_WC_WR_FLUSH_ERR);
-	CHECK_EQ(f->qp->rq.tail, 2);
+	CHECK_EQ(f->qp->rq.wrs.tail, 2);
 	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 4);
 
 	/* second lap: owner 1 expected; a stale owner-0 CQE is not taken */
@@ -788,15 +790,15 @@ static void clean_drops_one_qp(void)
 
 	other.qpn = 0x456;
 	table_put(f->ctx, &other);
-	other.sq.wrid = zalloc(8, 8 * sizeof(uint64_t));
-	other.sq.wqe_head = zalloc(8, 8 * sizeof(uint32_t));
+	other.sq.wrs.wrid = zalloc(8, 8 * sizeof(uint64_t));
+	other.sq.wrs.wqe_head = zalloc(8, 8 * sizeof(uint32_t));
 	/* Each QP has two WRs posted; the CQEs name the second (slot 1). */
-	other.sq.wrid[1] = 0x456;
-	other.sq.wqe_head[1] = 1;
-	other.sq.head = 2;
-	f->qp->sq.wrid[1] = 0x123;
-	f->qp->sq.wqe_head[1] = 1;
-	f->qp->sq.head = 2;
+	other.sq.wrs.wrid[1] = 0x456;
+	other.sq.wrs.wqe_head[1] = 1;
+	other.sq.wrs.head = 2;
+	f->qp->sq.wrs.wrid[1] = 0x123;
+	f->qp->sq.wrs.wqe_head[1] = 1;
+	f->qp->sq.wrs.head = 2;
 
 	put_cqe(f, 0, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_SEND, 1, 0);
 	put_cqe(f, 1, SOFTHCA_CQE_REQ, 0x456, SOFTHCA_OPCODE_SEND, 1, 0);
@@ -807,8 +809,8 @@ static void clean_drops_one_qp(void)
 	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 1);
 	CHECK_EQ(wc[0].wr_id, 0x456);
 	CHECK_EQ(wc[0].qp_num, 0x456);
-	free(other.sq.wrid);
-	free(other.sq.wqe_head);
+	free(other.sq.wrs.wrid);
+	free(other.sq.wrs.wqe_head);
 	fake_free(f);
 }
 
@@ -832,9 +834,9 @@ static void poll_drops_cqes_no_wr_matches(void)
 	other.qpn = 0x456;
 	other.vqp.qp.send_cq = &cq2->ibv_cq;
 	other.vqp.qp.recv_cq = &cq2->ibv_cq;
-	other.sq.wrid = zalloc(8, 8 * sizeof(uint64_t));
-	other.sq.wqe_head = zalloc(8, 8 * sizeof(uint32_t));
-	other.sq.head = 1;		/* one WR posted, at slot 0 */
+	other.sq.wrs.wrid = zalloc(8, 8 * sizeof(uint64_t));
+	other.sq.wrs.wqe_head = zalloc(8, 8 * sizeof(uint32_t));
+	other.sq.wrs.head = 1;		/* one WR posted, at slot 0 */
 	table_put(f->ctx, &other);
 
 	/* WRs 0 and 1 (slots 0, 1) posted and completed; WR 2 at slot 2. */
@@ -842,7 +844,7 @@ static void poll_drops_cqes_no_wr_matches(void)
 	CHECK_EQ(softhca_post_send(ibqp(f), &s, &sbad), 0);
 	put_cqe(f, 0, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_RDMA_READ, 1, 64);
 	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 1);
-	CHECK_EQ(f->qp->sq.tail, 2);
+	CHECK_EQ(f->qp->sq.wrs.tail, 2);
 	s.wr_id = 92;
 	CHECK_EQ(softhca_post_send(ibqp(f), &s, &sbad), 0);
 
@@ -856,20 +858,20 @@ static void poll_drops_cqes_no_wr_matches(void)
 	CHECK_EQ(wc[0].wr_id, 92);
 	CHECK_EQ(wc[0].status, IBV_WC_SUCCESS);
 	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 6);
-	CHECK_EQ(f->qp->sq.tail, 3);
-	CHECK_EQ(f->qp->rq.tail, 0);
-	CHECK_EQ(other.sq.tail, 0);
+	CHECK_EQ(f->qp->sq.wrs.tail, 3);
+	CHECK_EQ(f->qp->rq.wrs.tail, 0);
+	CHECK_EQ(other.sq.wrs.tail, 0);
 	CHECK(f->cq->last_qp == f->qp);
 
 	put_cqe(f, 6, SOFTHCA_CQE_REQ, 0x456, SOFTHCA_OPCODE_RDMA_READ, 0, 0);
 	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 0);
 	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 7);
-	CHECK_EQ(other.sq.tail, 0);
+	CHECK_EQ(other.sq.wrs.tail, 0);
 	CHECK(f->cq->last_qp == f->qp);
 
 	f->ctx->qp_table[0][0x456 & SOFTHCA_QP_TABLE_MASK] = NULL;
-	free(other.sq.wrid);
-	free(other.sq.wqe_head);
+	free(other.sq.wrs.wrid);
+	free(other.sq.wrs.wqe_head);
 	free(cq2);
 	fake_free(f);
 }
@@ -1066,7 +1068,7 @@ static void threads_post_and_poll(void)
 	pthread_t eng, pol, p0, p1;
 	uint64_t want = (uint64_t)T_POSTS * (T_POSTS + 1) / 2;
 
-	t.f->qp->sq.max_inline = 64;
+	t.f->qp->sq.fmt.max_inline = 64;
 	tst = &t;
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
 	pthread_create(&eng, NULL, t_engine, &t);
@@ -1083,8 +1085,8 @@ static void threads_post_and_poll(void)
 	CHECK_EQ(t.ncomp, 2 * T_POSTS);
 	CHECK_EQ(t.seen[0], want);
 	CHECK_EQ(t.seen[1], want);
-	CHECK_EQ(t.f->qp->sq.head, 2 * T_POSTS);
-	CHECK_EQ(t.f->qp->sq.tail, 2 * T_POSTS);
+	CHECK_EQ(t.f->qp->sq.wrs.head, 2 * T_POSTS);
+	CHECK_EQ(t.f->qp->sq.wrs.tail, 2 * T_POSTS);
 	fake_free(t.f);
 }
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <infiniband/mlx5dv.h>
+#include <rdma/softhca-opcodes.h>
 #include <rdma/softhca-queue.h>
 
 #include "tap.h"

@@ -1,17 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Host unit test of user/wqe.c and user/ring.h: the exact bytes of every
- * segment for known inputs (expected arrays written out by hand, big-endian),
- * DS/WQEBB accounting with zero-length SGEs, wrap-around at the end of the
- * SQ ring with guard bytes on both sides, max_inline, the receive sentinel,
- * signatures, and the overflow check.
+ * Host unit test of the WQE builder the provider and the kernel share
+ * (<rdma/softhca-wqe.h>), the opcode table (<rdma/softhca-opcodes.h>) and
+ * the provider's ring arithmetic (user/ring.h): the exact bytes of every
+ * segment for known inputs (expected arrays written out by hand,
+ * big-endian), whole WQEs of every opcode from a WR descriptor, DS/WQEBB
+ * accounting with zero-length SGEs, wrap-around at the end of the SQ ring
+ * with guard bytes on both sides, max_inline and the other WRs a QP cannot
+ * take (nothing written), the receive sentinel, signatures, the overflow
+ * check and the table's rows and WR map.
  */
 #include <endian.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../../user/wqe.c"
+#include <infiniband/verbs.h>
+#include <rdma/softhca-wqe.h>
+
+#include "../../user/ring.h"
 #include "tap.h"
 
 #define FILL	0xee
@@ -119,7 +126,7 @@ static void raddr_atomic_data_segment_bytes(void)
 
 static void data_segs_skip_zero_length(void)
 {
-	static const struct ibv_sge sg[] = {
+	static const struct softhca_sge sg[] = {
 		{ .addr = 0x1000, .length = 0x10, .lkey = 0x01 },
 		{ .addr = 0x2000, .length = 0,    .lkey = 0x02 },
 		{ .addr = 0x3000, .length = 0x20, .lkey = 0x03 },
@@ -153,12 +160,12 @@ static void data_segs_skip_zero_length(void)
 
 static void data_segs_wrap_at_ring_end(void)
 {
-	struct ibv_sge sg[5];
+	struct softhca_sge sg[5];
 	struct softhca_ring r = ring_new(256);
 	uint32_t ds;
 
 	for (int i = 0; i < 5; i++)
-		sg[i] = (struct ibv_sge){ .addr = 0x100u * (i + 1),
+		sg[i] = (struct softhca_sge){ .addr = 0x100u * (i + 1),
 					  .length = i == 2 ? 0 : 8, .lkey = i + 1 };
 	/* RDMA WRITE in the last WQEBB: ctrl 192, raddr 208, data from 224. */
 	ds = softhca_set_data_segs(&r, 224, sg, 5);
@@ -175,10 +182,18 @@ static void data_segs_wrap_at_ring_end(void)
 	ring_free(&r);
 }
 
+/* The inline segment of @sg at @off, its length computed as the builder does. */
+static uint32_t put_inline(const struct softhca_ring *r, uint32_t off,
+			   const struct softhca_sge *sg, uint32_t n)
+{
+	return softhca_set_inline_data(r, off, sg, n,
+				       (uint32_t)softhca_inline_len(sg, n));
+}
+
 static void inline_no_wrap(void)
 {
 	static const char hello[] = "hello", world[] = "world!!", x[] = "x";
-	struct ibv_sge sg[3] = {
+	struct softhca_sge sg[3] = {
 		{ .addr = (uintptr_t)hello, .length = 5 },
 		{ .addr = (uintptr_t)x, .length = 0 },
 		{ .addr = (uintptr_t)world, .length = 7 },
@@ -195,14 +210,14 @@ static void inline_no_wrap(void)
 	struct softhca_ring r = ring_new(256);
 
 	/* 4 + 12 bytes: exactly one DS, nothing after it touched. */
-	CHECK_EQ(softhca_set_inline_data(&r, 16, sg, 3, 64), 1);
+	CHECK_EQ(put_inline(&r, 16, sg, 3), 1);
 	CHECK_BYTES(r.buf + 16, want12, 16);
 	CHECK(untouched(&r, -GUARD, 16));
 	CHECK(untouched(&r, 32, 256 + GUARD));
 
 	/* 4 + 13 bytes: two DS, the rest of the second zero-padded. */
 	sg[1].length = 1;
-	CHECK_EQ(softhca_set_inline_data(&r, 16, sg, 3, 64), 2);
+	CHECK_EQ(put_inline(&r, 16, sg, 3), 2);
 	CHECK_BYTES(r.buf + 16, want13, 32);
 	CHECK(untouched(&r, 48, 256 + GUARD));
 	ring_free(&r);
@@ -212,16 +227,16 @@ static void inline_wraps_at_ring_end(void)
 {
 	uint8_t src[100];
 	struct softhca_ring r = ring_new(256);
-	struct ibv_sge sg[2];
+	struct softhca_sge sg[2];
 
 	for (int i = 0; i < 100; i++)
 		src[i] = (uint8_t)(i + 1);
 	/* Split inside an SGE: 30 + 70 bytes, header at 208 (SEND in the last
 	 * WQEBB): 212..255 gets 44 bytes, 0..55 the other 56, 56..63 padding.
 	 */
-	sg[0] = (struct ibv_sge){ .addr = (uintptr_t)src, .length = 30 };
-	sg[1] = (struct ibv_sge){ .addr = (uintptr_t)(src + 30), .length = 70 };
-	CHECK_EQ(softhca_set_inline_data(&r, 208, sg, 2, 256), 7);
+	sg[0] = (struct softhca_sge){ .addr = (uintptr_t)src, .length = 30 };
+	sg[1] = (struct softhca_sge){ .addr = (uintptr_t)(src + 30), .length = 70 };
+	CHECK_EQ(put_inline(&r, 208, sg, 2), 7);
 	CHECK_EQ(be32toh(*(__be32 *)(r.buf + 208)), 0x80000000u | 100);
 	CHECK_BYTES(r.buf + 212, src, 44);
 	CHECK_BYTES(r.buf + 0, src + 44, 56);
@@ -235,8 +250,8 @@ static void inline_wraps_at_ring_end(void)
 	/* Split exactly between SGEs: 44 bytes reach the end, 20 start at 0. */
 	r = ring_new(256);
 	sg[0].length = 44;
-	sg[1] = (struct ibv_sge){ .addr = (uintptr_t)(src + 44), .length = 20 };
-	CHECK_EQ(softhca_set_inline_data(&r, 208, sg, 2, 256), 5);
+	sg[1] = (struct softhca_sge){ .addr = (uintptr_t)(src + 44), .length = 20 };
+	CHECK_EQ(put_inline(&r, 208, sg, 2), 5);
 	CHECK_BYTES(r.buf + 212, src, 44);
 	CHECK_BYTES(r.buf + 0, src + 44, 20);
 	for (int i = 20; i < 32; i++)
@@ -248,37 +263,70 @@ static void inline_wraps_at_ring_end(void)
 	/* An offset at the very end means the start. */
 	r = ring_new(256);
 	sg[0].length = 4;
-	CHECK_EQ(softhca_set_inline_data(&r, 256, sg, 1, 256), 1);
+	CHECK_EQ(put_inline(&r, 256, sg, 1), 1);
 	CHECK_EQ(be32toh(*(__be32 *)r.buf), 0x80000004u);
 	CHECK_BYTES(r.buf + 4, src, 4);
 	CHECK(untouched(&r, 16, 256 + GUARD));
 	ring_free(&r);
 }
 
+/* An SQ of 4 WQEBBs (256 bytes) for QPN 0x42, WQEs up to 2 WQEBBs. */
+static struct softhca_sq_fmt sq_new(uint32_t max_inline)
+{
+	return (struct softhca_sq_fmt){ .ring = ring_new(256), .qpn = 0x42,
+					.max_wqebbs = 2,
+					.max_inline = max_inline };
+}
+
+/* A signaled WR descriptor of @opcode over @sg, every operand set. */
+static struct softhca_send_wr wr_of(int opcode, const struct softhca_sge *sg,
+				    uint32_t n)
+{
+	return (struct softhca_send_wr){
+		.op = softhca_opcode_info((uint32_t)opcode),
+		.fm_ce_se = SOFTHCA_WQE_CTRL_CQ_UPDATE,
+		.imm = htobe32(0xcafef00d), .remote_addr = 0x1122334455667788ull,
+		.rkey = 0xabcd, .swap_add = 0x1111222233334444ull,
+		.compare = 0x5555666677778888ull, .sg = sg, .num_sge = n,
+	};
+}
+
 static void inline_max_and_empty(void)
 {
 	static uint8_t src[65];
-	struct ibv_sge sg[2] = {
+	struct softhca_sge sg[2] = {
 		{ .addr = (uintptr_t)src, .length = 60 },
 		{ .addr = (uintptr_t)(src + 60), .length = 5 },
 	};
-	struct softhca_ring r = ring_new(256);
+	struct softhca_sq_fmt sq = sq_new(64);
+	struct softhca_send_wr wr = wr_of(SOFTHCA_OPCODE_SEND, sg, 2);
 
-	CHECK_EQ(softhca_set_inline_data(&r, 16, sg, 2, 64), -ENOMEM);
-	CHECK(untouched(&r, -GUARD, 256 + GUARD));
+	wr.send_inline = 1;
+	/* One byte beyond max_inline_data: ENOMEM (as mlx5), nothing written. */
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), -ENOMEM);
+	CHECK(untouched(&sq.ring, -GUARD, 256 + GUARD));
 
-	sg[1].length = 4;		/* exactly max_inline: 4 + 64 -> 5 DS */
-	CHECK_EQ(softhca_set_inline_data(&r, 16, sg, 2, 64), 5);
-	CHECK(untouched(&r, 96, 256 + GUARD));
-	ring_free(&r);
+	/* Exactly max_inline: ctrl + 4 + 64 bytes -> 6 DS, 2 WQEBBs. */
+	sg[1].length = 4;
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), 2);
+	CHECK_EQ(be32toh(((struct softhca_wqe_ctrl_seg *)sq.ring.buf)->qpn_ds),
+		 0x4206);
+	CHECK(untouched(&sq.ring, 96, 256 + GUARD));
+	ring_free(&sq.ring);
 
-	r = ring_new(256);
+	/* An empty inline payload: ctrl alone, no inline segment. */
+	sq = sq_new(64);
 	sg[0].length = 0;
 	sg[1].length = 0;
-	CHECK_EQ(softhca_set_inline_data(&r, 16, sg, 2, 64), 0);
-	CHECK_EQ(softhca_set_inline_data(&r, 16, sg, 0, 0), 0);
-	CHECK(untouched(&r, -GUARD, 256 + GUARD));
-	ring_free(&r);
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), 1);
+	CHECK_EQ(be32toh(((struct softhca_wqe_ctrl_seg *)sq.ring.buf)->qpn_ds),
+		 0x4201);
+	CHECK(untouched(&sq.ring, 16, 256 + GUARD));
+	CHECK_EQ(softhca_inline_len(sg, 0), 0);
+	CHECK_EQ(softhca_inline_ds(0), 0);
+	CHECK_EQ(softhca_inline_ds(12), 1);
+	CHECK_EQ(softhca_inline_ds(13), 2);
+	ring_free(&sq.ring);
 }
 
 static void calc_sig_values(void)
@@ -318,7 +366,7 @@ static void send_wqe_signature_across_wrap(void)
 
 static void recv_wqe_sentinel(void)
 {
-	static const struct ibv_sge sg[] = {
+	static const struct softhca_sge sg[] = {
 		{ .addr = 0x1000, .length = 0x40, .lkey = 1 },
 		{ .addr = 0x9000, .length = 0,    .lkey = 2 },
 		{ .addr = 0x2000, .length = 0x80, .lkey = 3 },
@@ -328,7 +376,7 @@ static void recv_wqe_sentinel(void)
 		0, 0, 0, 0x80, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0x20, 0,
 		0, 0, 0, 0,    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0,    0,
 	};
-	static const struct ibv_sge two[] = {
+	static const struct softhca_sge two[] = {
 		{ .addr = 0x1000, .length = 0x40, .lkey = 1 },
 		{ .addr = 0x2000, .length = 0x80, .lkey = 3 },
 	};
@@ -365,7 +413,7 @@ static void recv_wqe_sentinel(void)
 
 static void recv_wqe_signature(void)
 {
-	static const struct ibv_sge sg[] = {
+	static const struct softhca_sge sg[] = {
 		{ .addr = 0x0102030405060708ull, .length = 0x10, .lkey = 0x20 },
 	};
 	static const uint8_t want[64] = {
@@ -463,22 +511,96 @@ static void opcode_and_flags(void)
 	CHECK_EQ(softhca_wr_opcode(IBV_WR_BIND_MW), -1);
 	CHECK_EQ(softhca_wr_opcode(IBV_WR_SEND_WITH_INV), -1);
 	CHECK_EQ(softhca_wr_opcode(IBV_WR_TSO), -1);
-	CHECK_EQ(softhca_wr_opcode((enum ibv_wr_opcode)99), -1);
+	CHECK_EQ(softhca_wr_opcode(99), -1);
+	CHECK_EQ(softhca_wr_opcode(-1), -1);	/* never NOP's "no WR" */
 
-	CHECK_EQ(softhca_fm_ce_se(0, false), 0x00);
-	CHECK_EQ(softhca_fm_ce_se(IBV_SEND_SIGNALED, false), 0x08);
-	CHECK_EQ(softhca_fm_ce_se(0, true), 0x08);
-	CHECK_EQ(softhca_fm_ce_se(IBV_SEND_SOLICITED, false), 0x02);
-	CHECK_EQ(softhca_fm_ce_se(IBV_SEND_FENCE, false), 0x80);
-	CHECK_EQ(softhca_fm_ce_se(IBV_SEND_INLINE, false), 0x00);
-	CHECK_EQ(softhca_fm_ce_se(IBV_SEND_FENCE | IBV_SEND_SIGNALED |
-				  IBV_SEND_SOLICITED | IBV_SEND_INLINE, false), 0x8a);
+	CHECK_EQ(softhca_enc_fm_ce_se(0, 0, 0), 0x00);
+	CHECK_EQ(softhca_enc_fm_ce_se(1, 0, 0), 0x08);
+	CHECK_EQ(softhca_enc_fm_ce_se(0, 1, 0), 0x02);
+	CHECK_EQ(softhca_enc_fm_ce_se(0, 0, 1), 0x80);
+	CHECK_EQ(softhca_enc_fm_ce_se(1, 1, 1), 0x8a);
 }
 
-/* A whole RDMA_WRITE_WITH_IMM WQE as post_send will build it. */
+/* The rows of the table, spelled out: what each opcode carries and needs. */
+static void opcode_table_rows(void)
+{
+	static const struct {
+		uint8_t opcode;
+		const char *name;
+		int wr;
+		uint8_t segs, flags, local, remote, resp_cqe;
+		int wc;
+	} rows[] = {
+#define R SOFTHCA_SEG_RADDR
+#define A SOFTHCA_SEG_ATOMIC
+#define D SOFTHCA_SEG_DATA
+#define I SOFTHCA_SEG_INLINE
+		{ 0x00, "NOP", -1, 0, 0, 0, 0, SOFTHCA_CQE_INVALID, -1 },
+		{ 0x08, "RDMA_WRITE", IBV_WR_RDMA_WRITE, R | D | I, 0,
+		  SOFTHCA_ACCESS_LOCAL_READ, SOFTHCA_ACCESS_REMOTE_WRITE,
+		  SOFTHCA_CQE_INVALID, IBV_WC_RDMA_WRITE },
+		{ 0x09, "RDMA_WRITE_IMM", IBV_WR_RDMA_WRITE_WITH_IMM, R | D | I,
+		  SOFTHCA_OPF_IMM | SOFTHCA_OPF_RECV, SOFTHCA_ACCESS_LOCAL_READ,
+		  SOFTHCA_ACCESS_REMOTE_WRITE, SOFTHCA_CQE_RESP_WR_IMM,
+		  IBV_WC_RDMA_WRITE },
+		{ 0x0a, "SEND", IBV_WR_SEND, D | I, SOFTHCA_OPF_RECV,
+		  SOFTHCA_ACCESS_LOCAL_READ, 0, SOFTHCA_CQE_RESP_SEND,
+		  IBV_WC_SEND },
+		{ 0x0b, "SEND_IMM", IBV_WR_SEND_WITH_IMM, D | I,
+		  SOFTHCA_OPF_IMM | SOFTHCA_OPF_RECV, SOFTHCA_ACCESS_LOCAL_READ,
+		  0, SOFTHCA_CQE_RESP_SEND_IMM, IBV_WC_SEND },
+		{ 0x10, "RDMA_READ", IBV_WR_RDMA_READ, R | D, 0,
+		  SOFTHCA_ACCESS_LOCAL_WRITE, SOFTHCA_ACCESS_REMOTE_READ,
+		  SOFTHCA_CQE_INVALID, IBV_WC_RDMA_READ },
+		{ 0x11, "ATOMIC_CS", IBV_WR_ATOMIC_CMP_AND_SWP, R | A | D,
+		  SOFTHCA_OPF_COMPARE, SOFTHCA_ACCESS_LOCAL_WRITE,
+		  SOFTHCA_ACCESS_REMOTE_ATOMIC, SOFTHCA_CQE_INVALID,
+		  IBV_WC_COMP_SWAP },
+		{ 0x12, "ATOMIC_FA", IBV_WR_ATOMIC_FETCH_AND_ADD, R | A | D, 0,
+		  SOFTHCA_ACCESS_LOCAL_WRITE, SOFTHCA_ACCESS_REMOTE_ATOMIC,
+		  SOFTHCA_CQE_INVALID, IBV_WC_FETCH_ADD },
+#undef R
+#undef A
+#undef D
+#undef I
+	};
+	unsigned int known = 0;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct softhca_opcode_info *op =
+			softhca_opcode_info(rows[i].opcode);
+
+		CHECK(op != NULL);
+		if (!op)
+			continue;
+		printf("# 0x%02x %s\n", op->opcode, op->name);
+		CHECK(!strcmp(op->name, rows[i].name));
+		CHECK(!strcmp(softhca_opcode_name(rows[i].opcode), rows[i].name));
+		CHECK_EQ(op->opcode, rows[i].opcode);
+		CHECK_EQ(op->wr, rows[i].wr);
+		CHECK_EQ(op->segs, rows[i].segs);
+		CHECK_EQ(op->flags, rows[i].flags);
+		CHECK_EQ(op->local_access, rows[i].local);
+		CHECK_EQ(op->remote_access, rows[i].remote);
+		CHECK_EQ(op->resp_cqe, rows[i].resp_cqe);
+		CHECK_EQ(op->wc_opcode, rows[i].wc);
+		CHECK_EQ(softhca_opcode_is_local(op), rows[i].opcode == 0);
+		if (rows[i].wr >= 0)
+			CHECK_EQ(softhca_wr_opcode(rows[i].wr), rows[i].opcode);
+	}
+	/* No other opcode, in the table or beyond it. */
+	for (uint32_t o = 0; o < 0x200; o++)
+		known += softhca_opcode_info(o) != NULL;
+	CHECK_EQ(known, sizeof(rows) / sizeof(rows[0]));
+	CHECK(!softhca_opcode_info(0x01));
+	CHECK(!softhca_opcode_info(SOFTHCA_OPCODE_CNT));
+	CHECK(!strcmp(softhca_opcode_name(0x01), "unknown"));
+}
+
+/* A whole RDMA_WRITE_WITH_IMM WQE as post_send builds it. */
 static void full_write_imm_wqe(void)
 {
-	static const struct ibv_sge sg[] = {
+	static const struct softhca_sge sg[] = {
 		{ .addr = 0x7f0000001000ull, .length = 0x100, .lkey = 0x1234 },
 		{ .addr = 0x7f0000002000ull, .length = 0,     .lkey = 0x1234 },
 		{ .addr = 0x7f0000003000ull, .length = 0x200, .lkey = 0x5678 },
@@ -497,21 +619,174 @@ static void full_write_imm_wqe(void)
 		0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x56, 0x78,
 		0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x30, 0x00,
 	};
-	struct softhca_ring r = ring_new(256);
-	uint32_t cur_post = 5, off = softhca_sq_wqe_offset(cur_post, 4), ds;
+	struct softhca_sq_fmt sq = sq_new(64);
+	struct softhca_send_wr wr =
+		wr_of(softhca_wr_opcode(IBV_WR_RDMA_WRITE_WITH_IMM), sg, 3);
+	uint32_t cur_post = 5;
 
-	CHECK_EQ(off, 64);
-	softhca_set_raddr_seg((void *)(r.buf + off + 16), 0x1122334455667788ull, 0xabcd);
-	ds = 2 + softhca_set_data_segs(&r, off + 32, sg, 3);
-	softhca_set_ctrl_seg((void *)(r.buf + off), softhca_wr_opcode(IBV_WR_RDMA_WRITE_WITH_IMM),
-			     0, cur_post, 0x42, ds, softhca_fm_ce_se(IBV_SEND_SIGNALED, false),
-			     htobe32(0xcafef00d));
-	CHECK_EQ(ds, 4);
-	CHECK_BYTES(r.buf + 64, want, 64);
-	CHECK_EQ(cur_post + softhca_ds_to_wqebbs(ds), 6);
-	CHECK(untouched(&r, -GUARD, 64));
-	CHECK(untouched(&r, 128, 256 + GUARD));
-	ring_free(&r);
+	CHECK_EQ(softhca_sq_wqe_offset(cur_post, 4), 64);
+	cur_post += softhca_build_send_wqe(&sq, cur_post, &wr);
+	CHECK_EQ(cur_post, 6);
+	CHECK_BYTES(sq.ring.buf + 64, want, 64);
+	CHECK(untouched(&sq.ring, -GUARD, 64));
+	CHECK(untouched(&sq.ring, 128, 256 + GUARD));
+	ring_free(&sq.ring);
+}
+
+/* The WQE builder, one opcode at a time, against bytes written by hand. */
+static void build_every_opcode(void)
+{
+	static const struct softhca_sge sg[] = {
+		{ .addr = 0x7f0000001000ull, .length = 0x100, .lkey = 0x1234 },
+		{ .addr = 0x7f0000002000ull, .length = 0,     .lkey = 0x1234 },
+	};
+	static const uint8_t raddr[16] = {
+		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+		0x00, 0x00, 0xab, 0xcd, 0x00, 0x00, 0x00, 0x00,
+	};
+	static const uint8_t data[16] = {
+		0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x12, 0x34,
+		0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x10, 0x00,
+	};
+	static const uint8_t atomic_cs[32] = {
+		0x11, 0x11, 0x22, 0x22, 0x33, 0x33, 0x44, 0x44,
+		0x55, 0x55, 0x66, 0x66, 0x77, 0x77, 0x88, 0x88,
+		/* the one data pointer: 8 bytes, whatever the SGE's length */
+		0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x12, 0x34,
+		0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x10, 0x00,
+	};
+	static const struct {
+		uint8_t opcode;
+		uint8_t ds;		/* ctrl included */
+		bool raddr, atomic, imm, fa;
+	} cases[] = {
+		{ SOFTHCA_OPCODE_SEND, 2, false, false, false, false },
+		{ SOFTHCA_OPCODE_SEND_IMM, 2, false, false, true, false },
+		{ SOFTHCA_OPCODE_RDMA_WRITE, 3, true, false, false, false },
+		{ SOFTHCA_OPCODE_RDMA_WRITE_IMM, 3, true, false, true, false },
+		{ SOFTHCA_OPCODE_RDMA_READ, 3, true, false, false, false },
+		{ SOFTHCA_OPCODE_ATOMIC_CS, 4, true, true, false, false },
+		{ SOFTHCA_OPCODE_ATOMIC_FA, 4, true, true, false, true },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct softhca_sq_fmt sq = sq_new(64);
+		struct softhca_send_wr wr =
+			wr_of(cases[i].opcode, sg, cases[i].atomic ? 1 : 2);
+		const uint8_t *w = sq.ring.buf + 64;	/* cur_post 5: WQEBB 1 */
+		uint8_t want_ctrl[16] = {
+			0x00, 0x00, 0x05, cases[i].opcode,
+			0x00, 0x00, 0x42, cases[i].ds,
+			0x00, 0x00, 0x00, 0x08,
+		};
+
+		/* The immediate goes out only for the _IMM opcodes. */
+		if (cases[i].imm)
+			memcpy(want_ctrl + 12, "\xca\xfe\xf0\x0d", 4);
+		/* READ and atomics ignore a request for inline. */
+		wr.send_inline = cases[i].atomic ||
+				 cases[i].opcode == SOFTHCA_OPCODE_RDMA_READ;
+		printf("# %s\n", wr.op->name);
+		CHECK_EQ(softhca_build_send_wqe(&sq, 5, &wr), 1);
+		CHECK_BYTES(w, want_ctrl, 16);
+		if (cases[i].raddr)
+			CHECK_BYTES(w + 16, raddr, 16);
+		if (cases[i].atomic) {
+			CHECK_BYTES(w + 32, atomic_cs, 8);
+			/* FA's compare is 0, whatever the descriptor held. */
+			if (cases[i].fa)
+				CHECK_EQ(be64toh(*(__be64 *)(w + 40)), 0);
+			else
+				CHECK_BYTES(w + 40, atomic_cs + 8, 8);
+			CHECK_BYTES(w + 48, atomic_cs + 16, 16);
+		} else {
+			CHECK_BYTES(w + 16 * (cases[i].ds - 1), data, 16);
+		}
+		CHECK(untouched(&sq.ring, -GUARD, 64));
+		CHECK(untouched(&sq.ring, 64 + 16 * cases[i].ds, 256 + GUARD));
+		ring_free(&sq.ring);
+	}
+}
+
+/* WRs the QP cannot take fail with nothing written. */
+static void build_refuses_what_the_qp_cannot_take(void)
+{
+	struct softhca_sge sg[8], many[64];
+	struct softhca_sq_fmt sq = sq_new(64);
+	struct softhca_send_wr wr;
+
+	for (int i = 0; i < 8; i++)
+		sg[i] = (struct softhca_sge){ .addr = 0x1000u * i, .length = 8,
+					      .lkey = 1 };
+	/* Atomics take exactly one SGE. */
+	wr = wr_of(SOFTHCA_OPCODE_ATOMIC_CS, sg, 2);
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), -EINVAL);
+	wr.num_sge = 0;
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), -EINVAL);
+	/* ctrl + raddr + 7 pointers = 9 DS: 3 WQEBBs, the QP has 2. */
+	wr = wr_of(SOFTHCA_OPCODE_RDMA_WRITE, sg, 7);
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), -EINVAL);
+	CHECK(untouched(&sq.ring, -GUARD, 256 + GUARD));
+	/* One fewer fits; a zero-length SGE costs nothing. */
+	wr.num_sge = 6;
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), 2);
+	sg[7].length = 0;
+	wr.sg = &sg[1];
+	wr.num_sge = 7;
+	CHECK_EQ(softhca_build_send_wqe(&sq, 2, &wr), 2);
+	ring_free(&sq.ring);
+
+	/* More DS than the 6-bit field, even where the QP would allow it. */
+	sq = sq_new(64);
+	for (int i = 0; i < 64; i++)
+		many[i] = sg[0];
+	sq.max_wqebbs = 32;
+	wr = wr_of(SOFTHCA_OPCODE_SEND, many, 62);	/* 63 DS: fits */
+	CHECK_EQ(softhca_send_wqe_ds(&sq, &wr, &(uint32_t){ 0 }), 63);
+	wr.num_sge = 63;
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), -EINVAL);
+	CHECK(untouched(&sq.ring, -GUARD, 256 + GUARD));
+	ring_free(&sq.ring);
+}
+
+/* A signing QP's WQE carries its signature, following the ring wrap. */
+static void build_signs_across_wrap(void)
+{
+	static const uint8_t payload[40] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	struct softhca_sge sg = { .addr = (uintptr_t)payload, .length = 40 };
+	struct softhca_sq_fmt sq = sq_new(64);
+	struct softhca_send_wr wr = wr_of(SOFTHCA_OPCODE_RDMA_WRITE, &sg, 1);
+	uint8_t x = 0;
+
+	sq.sign = 1;
+	wr.send_inline = 1;
+	/* ctrl + raddr + 4 + 40 inline = 5 DS from WQEBB 3: 16 bytes wrap. */
+	CHECK_EQ(softhca_build_send_wqe(&sq, 3, &wr), 2);
+	for (int i = 0; i < 5 * 16; i++)
+		x ^= sq.ring.buf[(192 + i) % 256];
+	CHECK_EQ(x, 0xff);
+	CHECK_BYTES(sq.ring.buf + 0, payload + 28, 12);
+	CHECK(untouched(&sq.ring, 16, 192));
+	/* Without signatures the byte stays 0. */
+	sq.sign = 0;
+	CHECK_EQ(softhca_build_send_wqe(&sq, 3, &wr), 2);
+	CHECK_EQ(sq.ring.buf[192 + 8], 0);
+	ring_free(&sq.ring);
+}
+
+static void wrs_record(void)
+{
+	__u64 wrid[4] = { 0 };
+	uint32_t head[4] = { 0 };
+	struct softhca_wq_wrs sq = { .wrid = wrid, .wqe_head = head, .cnt = 4 };
+	struct softhca_wq_wrs rq = { .wrid = wrid, .cnt = 4 };
+
+	softhca_wq_wrs_record(&sq, 2, 0xabc, 7);
+	CHECK_EQ(wrid[2], 0xabc);
+	CHECK_EQ(head[2], 7);
+	softhca_wq_wrs_record(&rq, 3, 0xdef, 9);	/* no wqe_head[] */
+	CHECK_EQ(wrid[3], 0xdef);
+	CHECK_EQ(head[3], 0);
 }
 
 static const struct tap_test tests[] = {
@@ -529,7 +804,12 @@ static const struct tap_test tests[] = {
 	{ "wq_overflow_edges", wq_overflow_edges },
 	{ "ring_arithmetic", ring_arithmetic },
 	{ "opcode_and_flags", opcode_and_flags },
+	{ "opcode_table_rows", opcode_table_rows },
 	{ "full_write_imm_wqe", full_write_imm_wqe },
+	{ "build_every_opcode", build_every_opcode },
+	{ "build_refuses_what_the_qp_cannot_take", build_refuses_what_the_qp_cannot_take },
+	{ "build_signs_across_wrap", build_signs_across_wrap },
+	{ "wrs_record", wrs_record },
 };
 
 TAP_MAIN(tests)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
 /*
- * softhca queue encoders shared by the provider (user/) and the kernel's
- * own verbs (kernel/kverbs.c): pure functions of plain integers, host
- * order; the caller stores the result big-endian where the format says so
- * (<rdma/softhca-queue.h>). No locks, no memory access.
+ * softhca queue encoders shared by the provider (user/) and the kernel
+ * (kernel/kverbs.c and the HCA model): pure functions of plain integers,
+ * host order; the caller stores the result big-endian where the format
+ * says so (<rdma/softhca-queue.h>). No locks, no memory access, except the
+ * CQ compaction at the end. The WQE builder is <rdma/softhca-wqe.h>, the
+ * CQE decoder <rdma/softhca-cqe.h>, the opcodes <rdma/softhca-opcodes.h>.
  *
  * Work completion numbers: ib_wc_status / ibv_wc_status and ib_wc_opcode /
  * ibv_wc_opcode have the same values (IBA); each side checks that with
@@ -67,8 +69,8 @@ static inline __u8 softhca_enc_fm_ce_se(int signaled, int solicited, int fence)
 	       (fence ? SOFTHCA_FENCE_MODE_SMALL_AND_FENCE : 0);
 }
 
-/* WQEBBs a send WQE of ds 16-byte units occupies. */
-static inline __u32 softhca_enc_ds_to_wqebbs(__u32 ds)
+/* WQEBBs a send WQE of ds 16-byte units occupies: cur_post's advance. */
+static inline __u32 softhca_ds_to_wqebbs(__u32 ds)
 {
 	return (ds * SOFTHCA_DS_SIZE + SOFTHCA_SEND_WQE_BB - 1) >>
 	       SOFTHCA_SEND_WQE_SHIFT;
@@ -105,67 +107,6 @@ static inline __u32 softhca_enc_cq_arm(__u32 arm_sn, int solicited_only,
 static inline __u64 softhca_enc_cq_doorbell(__u32 arm_word, __u32 cqn)
 {
 	return (__u64)arm_word << 32 | (cqn & SOFTHCA_24BIT_MASK);
-}
-
-/* Work completion status number of an error CQE syndrome. */
-static inline int softhca_syndrome_wc_status(__u8 syndrome)
-{
-	switch (syndrome) {
-	case SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR:
-		return SOFTHCA_WC_LOC_LEN_ERR;
-	case SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR:
-		return SOFTHCA_WC_LOC_QP_OP_ERR;
-	case SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR:
-		return SOFTHCA_WC_LOC_PROT_ERR;
-	case SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR:
-		return SOFTHCA_WC_WR_FLUSH_ERR;
-	case SOFTHCA_CQE_SYNDROME_MW_BIND_ERR:
-		return SOFTHCA_WC_MW_BIND_ERR;
-	case SOFTHCA_CQE_SYNDROME_BAD_RESP_ERR:
-		return SOFTHCA_WC_BAD_RESP_ERR;
-	case SOFTHCA_CQE_SYNDROME_LOCAL_ACCESS_ERR:
-		return SOFTHCA_WC_LOC_ACCESS_ERR;
-	case SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR:
-		return SOFTHCA_WC_REM_INV_REQ_ERR;
-	case SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR:
-		return SOFTHCA_WC_REM_ACCESS_ERR;
-	case SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR:
-		return SOFTHCA_WC_REM_OP_ERR;
-	case SOFTHCA_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR:
-		return SOFTHCA_WC_RETRY_EXC_ERR;
-	case SOFTHCA_CQE_SYNDROME_RNR_RETRY_EXC_ERR:
-		return SOFTHCA_WC_RNR_RETRY_EXC_ERR;
-	case SOFTHCA_CQE_SYNDROME_REMOTE_ABORTED_ERR:
-		return SOFTHCA_WC_REM_ABORT_ERR;
-	default:
-		return SOFTHCA_WC_GENERAL_ERR;
-	}
-}
-
-/*
- * Work completion opcode number of a completed send WQE opcode, *with_imm
- * set for the _IMM forms; -1 for an opcode without a work completion.
- */
-static inline int softhca_wqe_wc_opcode(__u8 wqe_opcode, int *with_imm)
-{
-	*with_imm = wqe_opcode == SOFTHCA_OPCODE_RDMA_WRITE_IMM ||
-		    wqe_opcode == SOFTHCA_OPCODE_SEND_IMM;
-	switch (wqe_opcode) {
-	case SOFTHCA_OPCODE_RDMA_WRITE_IMM:
-	case SOFTHCA_OPCODE_RDMA_WRITE:
-		return SOFTHCA_WC_RDMA_WRITE;
-	case SOFTHCA_OPCODE_SEND_IMM:
-	case SOFTHCA_OPCODE_SEND:
-		return SOFTHCA_WC_SEND;
-	case SOFTHCA_OPCODE_RDMA_READ:
-		return SOFTHCA_WC_RDMA_READ;
-	case SOFTHCA_OPCODE_ATOMIC_CS:
-		return SOFTHCA_WC_COMP_SWAP;
-	case SOFTHCA_OPCODE_ATOMIC_FA:
-		return SOFTHCA_WC_FETCH_ADD;
-	default:
-		return -1;
-	}
 }
 
 /*

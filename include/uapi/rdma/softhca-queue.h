@@ -29,15 +29,7 @@
 #define SOFTHCA_DS_SHIFT		4
 #define SOFTHCA_WQE_MAX_DS		0x3f	/* ds is a 6-bit field */
 
-/* Send WQE opcodes (ctrl opmod_idx_opcode bits 7:0), mlx5 numbering. */
-#define SOFTHCA_OPCODE_NOP		0x00
-#define SOFTHCA_OPCODE_RDMA_WRITE	0x08
-#define SOFTHCA_OPCODE_RDMA_WRITE_IMM	0x09
-#define SOFTHCA_OPCODE_SEND		0x0a
-#define SOFTHCA_OPCODE_SEND_IMM		0x0b
-#define SOFTHCA_OPCODE_RDMA_READ	0x10
-#define SOFTHCA_OPCODE_ATOMIC_CS	0x11
-#define SOFTHCA_OPCODE_ATOMIC_FA	0x12
+/* Send WQE opcodes (ctrl opmod_idx_opcode bits 7:0): <rdma/softhca-opcodes.h>. */
 
 /* ctrl.opmod_idx_opcode: opmod 31:24, WQE index (cur_post & 0xffff) 23:8,
  * opcode 7:0. ctrl.qpn_ds: QPN 31:8, DS count 5:0 (the whole WQE, ctrl

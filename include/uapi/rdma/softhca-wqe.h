@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * softhca WQE builder, shared by the provider (user/send.c, wr.c, recv.c)
+ * and the kernel's own verbs (kernel/kverbs.c): one send WQE from a
+ * neutral descriptor into an SQ ring, following the ring wrap; one receive
+ * WQE into its slot; their signatures; and the per-slot record of posted
+ * WRs that the CQE decoder (<rdma/softhca-cqe.h>) looks WRs up in. What
+ * each opcode carries comes from <rdma/softhca-opcodes.h>, the layouts
+ * from <rdma/softhca-queue.h>. No locks, no doorbells: the caller holds
+ * its queue's lock and rings after building.
+ */
+#ifndef SOFTHCA_WQE_H
+#define SOFTHCA_WQE_H
+
+#include <linux/types.h>
+#include <rdma/softhca-shim.h>
+#include <rdma/softhca-enc.h>
+#include <rdma/softhca-opcodes.h>
+#include <rdma/softhca-queue.h>
+
+/*
+ * One scatter/gather element, laid out as struct ibv_sge and struct ib_sge
+ * (each side asserts it), so their arrays are passed as they are. It may
+ * alias them: the provider reads the application's ibv_sge arrays, and
+ * its own, through this type.
+ */
+struct softhca_sge {
+	__u64 addr;
+	__u32 length;
+	__u32 lkey;
+} __attribute__((__may_alias__));
+
+/* A byte ring (the SQ): size is a power of two and a multiple of 64. */
+struct softhca_ring {
+	__u8 *buf;
+	__u32 size;
+};
+
+/* Bytes from offset @off to the end of the ring (@off < size). */
+static inline __u32 softhca_ring_to_end(const struct softhca_ring *r,
+					__u32 off)
+{
+	return r->size - off;
+}
+
+/* The offset @n bytes after @off, wrapped into the ring. */
+static inline __u32 softhca_ring_advance(const struct softhca_ring *r,
+					 __u32 off, __u32 n)
+{
+	return (off + n) & (r->size - 1);
+}
+
+/* What the send WQE builder needs of a send queue. */
+struct softhca_sq_fmt {
+	struct softhca_ring ring;	/* WQEBBs * 64 bytes */
+	__u32 qpn;			/* carried by every control segment */
+	__u32 max_wqebbs;		/* the largest WQE the QP was granted */
+	__u32 max_inline;		/* its max_inline_data */
+	__u32 sign;			/* it signs its WQEs */
+};
+
+/* One send WR in WQE terms, as either side's post_send found it. */
+struct softhca_send_wr {
+	const struct softhca_opcode_info *op;
+	__u8 fm_ce_se;			/* softhca_enc_fm_ce_se() */
+	__u8 send_inline;		/* copy the bytes, if op allows it */
+	__be32 imm;			/* network order; sent if op has one */
+	__u64 remote_addr;		/* raddr segment */
+	__u32 rkey;
+	__u64 swap_add;			/* atomic: swap (CS) or add (FA) */
+	__u64 compare;			/* atomic: compare (CS only) */
+	const struct softhca_sge *sg;
+	__u32 num_sge;			/* at most the QP's max_send_sge */
+};
+
+/*
+ * The WRs of one work queue by slot, what posting records and the CQE
+ * decoder retires. Counters are free-running, in WRs. An SQ WR lives at
+ * the WQEBB slot of its control segment; an RQ WR at head & (cnt - 1).
+ */
+struct softhca_wq_wrs {
+	__u64 *wrid;			/* per slot: the WR's wr_id */
+	__u32 *wqe_head;		/* SQ, per slot: the WR's number */
+	__u32 cnt;			/* slots, a power of two; 0: no queue */
+	__u32 head;			/* WRs posted, written by the poster */
+	__u32 tail;			/* WRs retired, written by the poller */
+};
+
+/*
+ * Record the WR numbered @seq (head + the WRs before it in this batch)
+ * at @slot. A requester CQE naming this slot retires it and every
+ * unsignaled WR before it: the tail becomes seq + 1.
+ */
+static inline void softhca_wq_wrs_record(struct softhca_wq_wrs *wrs,
+					 __u32 slot, __u64 wr_id, __u32 seq)
+{
+	wrs->wrid[slot] = wr_id;
+	if (wrs->wqe_head)
+		wrs->wqe_head[slot] = seq;
+}
+
+/*
+ * mlx5_wq_overflow without a lock: true if a WQ holding head - tail
+ * outstanding WRs (free-running, any wrap) cannot take one more after the
+ * @nreq already accepted in this batch. A tail ahead of head (corrupt)
+ * never looks like room.
+ */
+static inline int softhca_wq_overflow(__u32 head, __u32 tail, __u32 nreq,
+				      __u32 max_post)
+{
+	__u64 outstanding = (__u32)(head - tail);
+
+	return outstanding + nreq >= max_post;
+}
+
+/* ---- segments ----------------------------------------------------------- */
+
+/* XOR of @len bytes; a WQE signature is its complement. */
+static inline __u8 softhca_xor(const void *p, __u32 len)
+{
+	const __u8 *b = (const __u8 *)p;
+	__u8 x = 0;
+
+	while (len--)
+		x ^= *b++;
+	return x;
+}
+
+/* ~(XOR of @len bytes): the mlx5 WQE signature function. */
+static inline __u8 softhca_calc_sig(const void *p, __u32 len)
+{
+	return (__u8)~softhca_xor(p, len);
+}
+
+/*
+ * Control segment. @idx is the WQE's SQ counter (low 16 bits), @qpn 24
+ * bits, @ds the WQE's 16-byte units counting ctrl (1..63), @imm in network
+ * order. The signature byte is cleared.
+ */
+static inline void softhca_set_ctrl_seg(struct softhca_wqe_ctrl_seg *ctrl,
+					__u8 opcode, __u8 opmod, __u16 idx,
+					__u32 qpn, __u8 ds, __u8 fm_ce_se,
+					__be32 imm)
+{
+	ctrl->opmod_idx_opcode =
+		__cpu_to_be32(softhca_enc_ctrl_opcode(opmod, idx, opcode));
+	ctrl->qpn_ds = __cpu_to_be32(softhca_enc_ctrl_qpn_ds(qpn, ds));
+	ctrl->signature = 0;
+	ctrl->rsvd9[0] = 0;
+	ctrl->rsvd9[1] = 0;
+	ctrl->fm_ce_se = fm_ce_se;
+	ctrl->imm = imm;
+}
+
+static inline void softhca_set_raddr_seg(struct softhca_wqe_raddr_seg *seg,
+					 __u64 raddr, __u32 rkey)
+{
+	seg->raddr = __cpu_to_be64(raddr);
+	seg->rkey = __cpu_to_be32(rkey);
+	seg->reserved = 0;
+}
+
+/* CS: (swap, compare). FA: (add, 0). */
+static inline void softhca_set_atomic_seg(struct softhca_wqe_atomic_seg *seg,
+					  __u64 swap_add, __u64 compare)
+{
+	seg->swap_add = __cpu_to_be64(swap_add);
+	seg->compare = __cpu_to_be64(compare);
+}
+
+static inline void softhca_set_data_seg(struct softhca_wqe_data_seg *seg,
+					__u32 byte_count, __u32 lkey,
+					__u64 addr)
+{
+	seg->byte_count = __cpu_to_be32(byte_count);
+	seg->lkey = __cpu_to_be32(lkey);
+	seg->addr = __cpu_to_be64(addr);
+}
+
+/* The receive list terminator: byte_count 0, SOFTHCA_INVALID_LKEY, addr 0. */
+static inline void softhca_set_sentinel_seg(struct softhca_wqe_data_seg *seg)
+{
+	softhca_set_data_seg(seg, 0, SOFTHCA_INVALID_LKEY, 0);
+}
+
+/*
+ * Data pointer segments for @sg into the ring from byte offset @off
+ * (16-aligned), one per SGE of non-zero length, continuing at the start of
+ * the ring at its end (a 16-byte segment never straddles it). Returns the
+ * number of DS written.
+ */
+static inline __u32 softhca_set_data_segs(const struct softhca_ring *sq,
+					  __u32 off,
+					  const struct softhca_sge *sg,
+					  __u32 num_sge)
+{
+	__u32 ds = 0, i;
+
+	off &= sq->size - 1;
+	for (i = 0; i < num_sge; i++) {
+		if (!sg[i].length)
+			continue;
+		softhca_set_data_seg((struct softhca_wqe_data_seg *)
+				     (sq->buf + off),
+				     sg[i].length, sg[i].lkey, sg[i].addr);
+		off = softhca_ring_advance(sq, off, SOFTHCA_DS_SIZE);
+		ds++;
+	}
+	return ds;
+}
+
+/*
+ * Copy @len bytes (@src, or zeros if @src is NULL) into the ring at @off,
+ * split at its end. Returns the offset after them.
+ */
+static inline __u32 softhca_ring_put(const struct softhca_ring *sq,
+				     __u32 off, const void *src, __u32 len)
+{
+	while (len) {
+		__u32 n = softhca_ring_to_end(sq, off);
+
+		if (n > len)
+			n = len;
+		if (src) {
+			memcpy(sq->buf + off, src, n);
+			src = (const __u8 *)src + n;
+		} else {
+			memset(sq->buf + off, 0, n);
+		}
+		off = softhca_ring_advance(sq, off, n);
+		len -= n;
+	}
+	return off;
+}
+
+/* Bytes of an inline payload made of @sg (more than 32 bits: too long). */
+static inline __u64 softhca_inline_len(const struct softhca_sge *sg,
+				       __u32 num_sge)
+{
+	__u64 len = 0;
+	__u32 i;
+
+	for (i = 0; i < num_sge; i++)
+		len += sg[i].length;
+	return len;
+}
+
+/* DS of an inline segment carrying @len bytes (0: no segment). */
+static inline __u32 softhca_inline_ds(__u32 len)
+{
+	return len ? (sizeof(struct softhca_wqe_inline_seg) + len +
+		      SOFTHCA_DS_SIZE - 1) / SOFTHCA_DS_SIZE : 0;
+}
+
+/*
+ * Inline segment of @len (softhca_inline_len(@sg), not 0) bytes: the
+ * header at @off (16-aligned), then the bytes of every SGE (sg[i].addr is
+ * an address in this address space) back to back, split at the end of the
+ * ring, and zero padding up to the next DS. Returns the DS written.
+ */
+static inline __u32 softhca_set_inline_data(const struct softhca_ring *sq,
+					    __u32 off,
+					    const struct softhca_sge *sg,
+					    __u32 num_sge, __u32 len)
+{
+	struct softhca_wqe_inline_seg *hdr;
+	__u32 used = sizeof(*hdr) + len, i;
+
+	off &= sq->size - 1;
+	hdr = (struct softhca_wqe_inline_seg *)(sq->buf + off);
+	hdr->byte_count = __cpu_to_be32(len | SOFTHCA_INLINE_SEG);
+	off = softhca_ring_advance(sq, off, sizeof(*hdr));
+	for (i = 0; i < num_sge; i++)
+		off = softhca_ring_put(sq, off,
+				       (const void *)(unsigned long)sg[i].addr,
+				       sg[i].length);
+	softhca_ring_put(sq, off, 0, -used & (SOFTHCA_DS_SIZE - 1));
+	return softhca_inline_ds(len);
+}
+
+/*
+ * Sign the send WQE whose control segment is at ring offset @off: clears
+ * ctrl.signature, computes the signature over ds * 16 bytes (ds from
+ * ctrl.qpn_ds, following the wrap), stores and returns it.
+ */
+static inline __u8 softhca_sign_send_wqe(const struct softhca_ring *sq,
+					 __u32 off)
+{
+	struct softhca_wqe_ctrl_seg *ctrl;
+	__u32 len, first;
+	__u8 x;
+
+	off &= sq->size - 1;
+	ctrl = (struct softhca_wqe_ctrl_seg *)(sq->buf + off);
+	ctrl->signature = 0;
+	len = (__be32_to_cpu(ctrl->qpn_ds) & SOFTHCA_WQE_CTRL_DS_MASK) *
+	      SOFTHCA_DS_SIZE;
+	first = softhca_ring_to_end(sq, off);
+	if (first > len)
+		first = len;
+	x = softhca_xor(sq->buf + off, first) ^
+	    softhca_xor(sq->buf, len - first);
+	ctrl->signature = (__u8)~x;
+	return ctrl->signature;
+}
+
+/* ---- send WQEs ---------------------------------------------------------- */
+
+/* Is @wr's payload copied inline? Only where its opcode allows it. */
+static inline int softhca_send_wr_inline(const struct softhca_send_wr *wr)
+{
+	return wr->send_inline && (wr->op->segs & SOFTHCA_SEG_INLINE);
+}
+
+/*
+ * The DS count of @wr's WQE on @sq, and its inline payload's length in
+ * *@inl_len, or a negative errno for a WR the QP cannot take: an inline
+ * payload beyond max_inline_data is -ENOMEM (as mlx5), an atomic without
+ * exactly one SGE or a WQE beyond the QP's largest -EINVAL.
+ */
+static inline int softhca_send_wqe_ds(const struct softhca_sq_fmt *sq,
+				      const struct softhca_send_wr *wr,
+				      __u32 *inl_len)
+{
+	__u8 segs = wr->op->segs;
+	__u32 ds = 1, i;
+
+	*inl_len = 0;
+	if (segs & SOFTHCA_SEG_RADDR)
+		ds++;
+	if (segs & SOFTHCA_SEG_ATOMIC) {
+		if (wr->num_sge != 1)
+			return -EINVAL;
+		ds += 2;
+	} else if (softhca_send_wr_inline(wr)) {
+		__u64 len = softhca_inline_len(wr->sg, wr->num_sge);
+
+		if (len > sq->max_inline)
+			return -ENOMEM;
+		*inl_len = (__u32)len;
+		ds += softhca_inline_ds(*inl_len);
+	} else if (segs & SOFTHCA_SEG_DATA) {
+		for (i = 0; i < wr->num_sge; i++)
+			ds += wr->sg[i].length != 0;
+	}
+	if (ds > SOFTHCA_WQE_MAX_DS ||
+	    softhca_ds_to_wqebbs(ds) > sq->max_wqebbs)
+		return -EINVAL;
+	return (int)ds;
+}
+
+/*
+ * Write @wr's WQE at SQ counter @cur_post (seed-map.md §3.1 step 2): ctrl, then
+ * the segments its opcode carries: raddr, atomic and its 8-byte data
+ * pointer, inline data or one data pointer per non-empty SGE; then the
+ * signature if the QP signs. Returns the WQEBBs it occupies (cur_post's
+ * advance), or the negative errno of softhca_send_wqe_ds() with nothing
+ * written.
+ */
+static inline int softhca_build_send_wqe(const struct softhca_sq_fmt *sq,
+					 __u32 cur_post,
+					 const struct softhca_send_wr *wr)
+{
+	const struct softhca_opcode_info *op = wr->op;
+	__u32 inl_len, off, seg;
+	int ds = softhca_send_wqe_ds(sq, wr, &inl_len);
+
+	if (ds < 0)
+		return ds;
+	off = (cur_post << SOFTHCA_SEND_WQE_SHIFT) & (sq->ring.size - 1);
+	seg = off + sizeof(struct softhca_wqe_ctrl_seg);
+	/* raddr, atomic and its data pointer fit in the first WQEBB. */
+	if (op->segs & SOFTHCA_SEG_RADDR) {
+		softhca_set_raddr_seg((struct softhca_wqe_raddr_seg *)
+				      (sq->ring.buf + seg),
+				      wr->remote_addr, wr->rkey);
+		seg += sizeof(struct softhca_wqe_raddr_seg);
+	}
+	if (op->segs & SOFTHCA_SEG_ATOMIC) {
+		softhca_set_atomic_seg((struct softhca_wqe_atomic_seg *)
+				       (sq->ring.buf + seg), wr->swap_add,
+				       op->flags & SOFTHCA_OPF_COMPARE ?
+				       wr->compare : 0);
+		seg += sizeof(struct softhca_wqe_atomic_seg);
+		softhca_set_data_seg((struct softhca_wqe_data_seg *)
+				     (sq->ring.buf + seg), SOFTHCA_ATOMIC_SIZE,
+				     wr->sg[0].lkey, wr->sg[0].addr);
+	} else if (softhca_send_wr_inline(wr)) {
+		if (inl_len)
+			softhca_set_inline_data(&sq->ring, seg, wr->sg,
+						wr->num_sge, inl_len);
+	} else if (op->segs & SOFTHCA_SEG_DATA) {
+		softhca_set_data_segs(&sq->ring, seg, wr->sg, wr->num_sge);
+	}
+	softhca_set_ctrl_seg((struct softhca_wqe_ctrl_seg *)(sq->ring.buf + off),
+			     op->opcode, 0, (__u16)cur_post, sq->qpn, (__u8)ds,
+			     wr->fm_ce_se,
+			     op->flags & SOFTHCA_OPF_IMM ? wr->imm : 0);
+	if (sq->sign)
+		softhca_sign_send_wqe(&sq->ring, off);
+	return (int)softhca_ds_to_wqebbs(ds);
+}
+
+/* ---- receive WQEs ------------------------------------------------------- */
+
+/*
+ * XOR of what a receive WQE's signature covers: the whole stride, then
+ * the QPN and the WQE's 16-bit RQ counter, big-endian. 0xff when signed.
+ */
+static inline __u8 softhca_recv_wqe_xor(const void *wqe, __u32 stride,
+					__u32 qpn, __u16 idx)
+{
+	__be32 qpn_be = __cpu_to_be32(qpn);
+	__be16 idx_be = __cpu_to_be16(idx);
+
+	return softhca_xor(wqe, stride) ^
+	       softhca_xor(&qpn_be, sizeof(qpn_be)) ^
+	       softhca_xor(&idx_be, sizeof(idx_be));
+}
+
+/* Data segments a receive WQE of @stride bytes holds. */
+static inline __u32 softhca_recv_max_gs(__u32 stride, int sign)
+{
+	__u32 n = stride / sizeof(struct softhca_wqe_data_seg);
+
+	return sign ? (n ? n - 1 : 0) : n;
+}
+
+/*
+ * Receive WQE of @stride bytes (a power of two >= 16) at @wqe (seed-map.md §4.1).
+ * With @sign the first 16 bytes are the signature segment and the WQE is
+ * cleared first. One data segment per SGE of non-zero length and, if
+ * fewer than the stride holds, the sentinel after them; with @sign the
+ * signature over the whole stride, @qpn (4 bytes) and @idx (the WQE's
+ * 16-bit RQ counter). Returns the data segments written, or -EINVAL
+ * (nothing written) when @num_sge exceeds what the stride holds.
+ */
+static inline int softhca_set_recv_wqe(void *wqe, __u32 stride, int sign,
+				       const struct softhca_sge *sg,
+				       __u32 num_sge, __u32 qpn, __u16 idx)
+{
+	__u32 max_gs = softhca_recv_max_gs(stride, sign);
+	struct softhca_wqe_data_seg *dseg = (struct softhca_wqe_data_seg *)wqe;
+	__u32 i, n = 0;
+
+	if (num_sge > max_gs)
+		return -EINVAL;
+	if (sign) {
+		memset(wqe, 0, stride);
+		dseg++;
+	}
+	for (i = 0; i < num_sge; i++) {
+		if (!sg[i].length)
+			continue;
+		softhca_set_data_seg(&dseg[n++], sg[i].length, sg[i].lkey,
+				     sg[i].addr);
+	}
+	if (n < max_gs)
+		softhca_set_sentinel_seg(&dseg[n]);
+	if (sign)
+		((struct softhca_rwqe_sig *)wqe)->signature =
+			(__u8)~softhca_recv_wqe_xor(wqe, stride, qpn, idx);
+	return (int)n;
+}
+
+#endif /* SOFTHCA_WQE_H */
