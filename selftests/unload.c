@@ -26,6 +26,10 @@
  *   SIGKILL at a random moment before or during the unload or not at all;
  *   every unload succeeds within 1 s, every survivor passes its checks and
  *   exits, dmesg stays clean, the module loads again and moves data.
+ * "Within 1 s" holds for a host where an unload without users takes up to
+ * 100 ms; when an unload with users took longer, the teardown times one
+ * without users and scales the budget by it (judge_slow()): under TCG on a
+ * loaded host all of the teardown is slower, not only ours.
  * Every test leaves softhca loaded with shca0 on veth0. SOFTHCA_FUZZ_SEED
  * replays the random choices, SOFTHCA_UNLOAD_ROUNDS (4) sets the rounds.
  */
@@ -155,6 +159,20 @@ static int device_back(void)
 	return wait_until(gid_ready, NULL, 5000) ? 0 : -ETIMEDOUT;
 }
 
+/*
+ * The slowest unload (or link del) of the test that took UNLOAD_MAX_MS or
+ * more: judged at teardown against an unload without users (judge_slow()).
+ */
+static long slowest_ms;
+
+static void unload_timed(struct __test_metadata *_metadata, const char *what,
+			 long ms)
+{
+	TH_LOG("%s: %ld ms", what, ms);
+	if (ms >= UNLOAD_MAX_MS && ms > slowest_ms)
+		slowest_ms = ms;
+}
+
 /* `rmmod softhca`, after `rdma link del shca0` if @link_del: 0 or -errno. */
 static int unload(struct __test_metadata *_metadata, bool link_del)
 {
@@ -165,18 +183,42 @@ static int unload(struct __test_metadata *_metadata, bool link_del)
 		uint64_t t0 = rc_now_us();
 
 		ret = rdmanl_link_del("shca0");
-		ms = ms_since(t0);
-		TH_LOG("rdma link del shca0: %d in %ld ms", ret, ms);
+		unload_timed(_metadata, "rdma link del shca0", ms_since(t0));
 		EXPECT_EQ(0, ret);
-		EXPECT_GT(UNLOAD_MAX_MS, ms);
 		if (ret)
 			return ret;
 	}
 	ret = mod_unload("softhca", &ms);
-	TH_LOG("rmmod softhca: %d in %ld ms", ret, ms);
+	unload_timed(_metadata, "rmmod softhca", ms);
 	EXPECT_EQ(0, ret) TH_LOG("rmmod softhca: %s", strerror(-ret));
-	EXPECT_GT(UNLOAD_MAX_MS, ms);
 	return ret;
+}
+
+/*
+ * An unload with users must take less than UNLOAD_MAX_MS on a host where
+ * one without users takes IDLE_REF_MS or less. Under TCG on a loaded host
+ * everything is slower (grace periods, the object teardown): the budget
+ * grows with the time an unload without users takes right now. A driver
+ * that waits for its users still fails on any host not itself that slow.
+ */
+#define IDLE_REF_MS	100
+
+static void judge_slow(struct __test_metadata *_metadata)
+{
+	long idle, limit;
+
+	if (!slowest_ms)
+		return;
+	if (device_back() || mod_unload("softhca", &idle) || device_back()) {
+		EXPECT_GT(UNLOAD_MAX_MS, slowest_ms);
+		return;
+	}
+	limit = UNLOAD_MAX_MS * (idle > IDLE_REF_MS ? idle : IDLE_REF_MS) /
+		IDLE_REF_MS;
+	TH_LOG("slowest unload with users %ld ms; without users now %ld ms: limit %ld ms",
+	       slowest_ms, idle, limit);
+	EXPECT_GT(limit, slowest_ms);
+	slowest_ms = 0;
 }
 
 /* The device works again: a fresh pair moves one SEND. */
@@ -654,16 +696,24 @@ static bool saw_device_fatal(struct ibv_context *ctx)
 	return false;
 }
 
-/* What a user of a gone device sees, then every object destroyed. */
-static void check_gone_and_destroy(struct __test_metadata *_metadata,
-				   struct holder *h)
+/* Stop the threads; the sleeper is joined only if it woke. */
+static void holder_stop(struct holder *h)
 {
-	struct rc_end *a = &h->p.e[0];
-	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
-	struct ibv_port_attr pa;
-	struct ibv_wc wc;
-	static char buf[4096];
+	h->stop = 1;
+	if (!h->threads)
+		return;
+	pthread_join(h->traffic, NULL);
+	pthread_join(h->kicker, NULL);
+	if (sleeper_done(h))
+		pthread_join(h->sleeper, NULL);
+	else
+		pthread_detach(h->sleeper);	/* wakes when its channel goes */
+	h->threads = false;
+}
 
+/* Told: DEVICE_FATAL on both contexts, EIO to the poller, sleeper, kicker. */
+static void check_told(struct __test_metadata *_metadata, struct holder *h)
+{
 	EXPECT_TRUE(saw_device_fatal(h->p.e[0].ctx));
 	EXPECT_TRUE(saw_device_fatal(h->p.e[1].ctx));
 	EXPECT_TRUE(wait_until(traffic_done, h, NOTICE_MS))
@@ -677,34 +727,38 @@ static void check_gone_and_destroy(struct __test_metadata *_metadata,
 		EXPECT_EQ(-1, h->sleeper_ret);
 		EXPECT_EQ(EIO, h->sleeper_errno);
 	}
-	h->stop = 1;
-	if (h->threads) {
-		pthread_join(h->traffic, NULL);
-		pthread_join(h->kicker, NULL);
-		if (sleeper_done(h))
-			pthread_join(h->sleeper, NULL);
-		else
-			pthread_detach(h->sleeper);
-		h->threads = false;
-	}
+	holder_stop(h);
 	TH_LOG("kicks: %ld ok, %ld EIO, %ld other", h->kicks_ok,
 	       h->kicks_eio, h->kicks_other);
 	EXPECT_LT(0, h->kicks_ok);
 	EXPECT_EQ(0, h->kicks_other);
 	EXPECT_EQ(-1, fsync(h->wake_fd));
 	EXPECT_EQ(EIO, errno);
+}
+
+/* The data path runs on the zapped mappings; poll_cq says it is gone. */
+static void check_data_path(struct __test_metadata *_metadata,
+			    struct rc_end *a)
+{
+	struct ibv_wc wc;
 
 	touch_dead_maps(_metadata, a->ctx);
-
-	/* The data path does not crash; poll_cq says the device is gone. */
 	rc_post_send(a->qp, IBV_WR_SEND, 9, a->buf, 8, a->mr->lkey, 0, 0,
 		     IBV_SEND_SIGNALED, 0);
 	rc_post_recv(a->qp, 9, a->buf, 8, a->mr->lkey);
 	ibv_req_notify_cq(a->scq, 0);
 	EXPECT_EQ(-EIO, ibv_poll_cq(a->scq, 1, &wc));
 	EXPECT_EQ(-EIO, ibv_poll_cq(a->rcq, 1, &wc));
+}
 
-	/* The kernel refuses everything but destroys. */
+/* The kernel refuses every command but destroys. */
+static void check_refused(struct __test_metadata *_metadata,
+			  struct rc_end *a)
+{
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	struct ibv_port_attr pa;
+	static char buf[4096];
+
 	errno = 0;
 	EXPECT_EQ(NULL, ibv_alloc_pd(a->ctx));
 	EXPECT_EQ(EIO, errno);
@@ -717,7 +771,11 @@ static void check_gone_and_destroy(struct __test_metadata *_metadata,
 	EXPECT_EQ(EIO, errno);
 	EXPECT_EQ(EIO, ibv_query_port(a->ctx, 1, &pa));
 	EXPECT_EQ(EIO, ibv_modify_qp(a->qp, &qa, IBV_QP_STATE));
+}
 
+/* Every destroy of a disassociated object succeeds. */
+static void destroy_all(struct __test_metadata *_metadata, struct holder *h)
+{
 	EXPECT_EQ(0, ibv_destroy_cq(h->idle_cq));
 	EXPECT_EQ(0, ibv_destroy_comp_channel(h->idle_ch));
 	h->idle_cq = NULL;
@@ -742,13 +800,7 @@ static void check_gone_and_destroy(struct __test_metadata *_metadata,
 /* Whatever is left: the threads stopped, the objects and contexts gone. */
 static void holder_close(struct holder *h)
 {
-	h->stop = 1;
-	if (h->threads) {
-		pthread_join(h->traffic, NULL);
-		pthread_join(h->kicker, NULL);
-		pthread_detach(h->sleeper);	/* wakes when the channel goes */
-		h->threads = false;
-	}
+	holder_stop(h);
 	if (h->idle_cq)
 		ibv_destroy_cq(h->idle_cq);
 	if (h->idle_ch)
@@ -804,6 +856,7 @@ FIXTURE_TEARDOWN(unload)
 	/* (No TH_LOG: after a failed ASSERT it would print regardless.) */
 	EXPECT_EQ(0, dmesg_dirty_since(self->dmesg0));
 	EXPECT_EQ(0, device_back());
+	judge_slow(_metadata);
 	set_engine_poll(true);
 }
 
@@ -850,7 +903,10 @@ TEST_F_TIMEOUT(unload, under_traffic, 180)
 	EXPECT_EQ(2, engines);
 
 	ASSERT_EQ(0, unload(_metadata, variant->link_del));
-	check_gone_and_destroy(_metadata, &h);
+	check_told(_metadata, &h);
+	check_data_path(_metadata, &h.p.e[0]);
+	check_refused(_metadata, &h.p.e[0]);
+	destroy_all(_metadata, &h);
 	holder_close(&h);
 
 	for (int i = 0; i < 2; i++) {
@@ -894,6 +950,7 @@ FIXTURE_TEARDOWN(wakefd)
 	/* (No TH_LOG: after a failed ASSERT it would print regardless.) */
 	EXPECT_EQ(0, dmesg_dirty_since(self->dmesg0));
 	EXPECT_EQ(0, device_back());
+	judge_slow(_metadata);
 }
 
 TEST_F(wakefd, wake_fd_across_unload)
@@ -972,11 +1029,7 @@ static int holder_child(int ready_fd, int go_fd)
 	if (!wait_until(sleeper_done, &h, NOTICE_MS) ||
 	    h.sleeper_errno != EIO)
 		return 15;
-	h.stop = 1;
-	pthread_join(h.traffic, NULL);
-	pthread_join(h.kicker, NULL);
-	pthread_join(h.sleeper, NULL);
-	h.threads = false;
+	holder_stop(&h);
 	if (h.kicks_other)
 		return 16;
 	if (!fsync(h.wake_fd) || errno != EIO)
@@ -1072,6 +1125,7 @@ FIXTURE_TEARDOWN(rounds)
 	/* (No TH_LOG: after a failed ASSERT it would print regardless.) */
 	EXPECT_EQ(0, dmesg_dirty_since(self->dmesg0));
 	EXPECT_EQ(0, device_back());
+	judge_slow(_metadata);
 }
 
 TEST_F_TIMEOUT(rounds, kill9_rounds, 600)
