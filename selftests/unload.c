@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unloading softhca with live users (Documentation/kernel.md, "Lifetime
- * and teardown order"): `rmmod softhca`, or `rdma link del` then `rmmod`,
+ * Unloading softhca with live users (Documentation/kernel.md, "Unloading
+ * with live users"): `rmmod softhca`, or `rdma link del` then `rmmod`,
  * disassociates every user of the device instead of failing with EBUSY or
  * waiting for them, as mlx5_ib does.
  * - under_traffic (variants: rmmod or link del + rmmod, each with a stock
