@@ -48,7 +48,7 @@ struct shca_ucontext {
 	struct rdma_user_mmap_entry *uar_entry;
 	struct rdma_user_mmap_entry *engine_entry;
 	struct mutex wake_lock;			/* wake: created once */
-	struct shca_wake_file *wake;		/* wake.c, or NULL */
+	struct shca_wakefd *wake;		/* wake.c, or NULL */
 };
 
 struct shca_pd {

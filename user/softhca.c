@@ -162,6 +162,8 @@ static struct verbs_context *softhca_alloc_context(struct ibv_device *ibdev,
 		if (p == MAP_FAILED)
 			goto err_unmap;
 		ctx->engine = p;
+		if (ctx->engine->live == SOFTHCA_ENGINE_LIVE)
+			ctx->engine_live = &ctx->engine->live;
 	}
 
 	ctx->wake_fd = env_flag("SOFTHCA_NO_WAKE_FD") ?

@@ -106,6 +106,8 @@ struct softhca_context {
 	 * offered none (then no QP can be created). */
 	const struct softhca_engine_page *engine;
 	size_t engine_size;
+	/* Its live word if this kernel sets one (softhca_device_gone()). */
+	const uint32_t *engine_live;
 
 	/* The wake fd (engine.c): SOFTHCA_WAKE_FD_NONE until the first
 	 * wake-up call opens it, SOFTHCA_WAKE_FD_NOT_AVAILABLE if the kernel
@@ -265,6 +267,18 @@ static inline void softhca_wakeup_check(struct softhca_context *ctx)
 	if (__atomic_load_n(&ctx->engine->flags, __ATOMIC_RELAXED) &
 	    SOFTHCA_ENGINE_NEED_WAKEUP)
 		softhca_wakeup_call(ctx);
+}
+
+/*
+ * Is the device gone (disassociated: removed, or its module unloaded)?
+ * Then the kernel has replaced our mapping of the engine page with the
+ * zero page, where the live word reads 0. No system call.
+ */
+static inline bool softhca_device_gone(const struct softhca_context *ctx)
+{
+	return ctx->engine_live &&
+	       __atomic_load_n(ctx->engine_live, __ATOMIC_RELAXED) !=
+	       SOFTHCA_ENGINE_LIVE;
 }
 
 /* query.c */

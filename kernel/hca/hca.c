@@ -80,6 +80,7 @@ static void hca_free(struct hca *hca)
 struct hca *hca_create(void)
 {
 	const struct hca_caps *caps = &hca_caps_rev1;
+	struct softhca_engine_page *engine_page;
 	struct hca *hca;
 	int err;
 
@@ -105,6 +106,9 @@ struct hca *hca_create(void)
 		hca_free(hca);
 		return ERR_PTR(-ENOMEM);
 	}
+	/* Never cleared: a gone device's mapping is the zero page (live 0). */
+	engine_page = page_address(hca->engine_page);
+	engine_page->live = SOFTHCA_ENGINE_LIVE;
 
 	err = hca_eq_init(hca);
 	if (err) {

@@ -314,11 +314,17 @@ struct softhca_cq_dbr {
  * barrier and re-checks every doorbell. After a doorbell store the provider
  * issues a full barrier, loads flags, and makes one wake-up call only if
  * NEED_WAKEUP is set.
+ * live is SOFTHCA_ENGINE_LIVE from power-on and never changes. When the
+ * device goes away under a context (disassociate) the kernel replaces the
+ * context's mapping of this page with the zero page, where live reads 0:
+ * so the provider's data path learns that the device is gone without a
+ * system call.
  */
 #define SOFTHCA_ENGINE_NEED_WAKEUP	(1U << 0)
+#define SOFTHCA_ENGINE_LIVE		0x4c495645	/* "LIVE" */
 struct softhca_engine_page {
 	__u32	flags;			/* 0: SOFTHCA_ENGINE_* */
-	__u32	reserved;		/* 4 */
+	__u32	live;			/* 4: SOFTHCA_ENGINE_LIVE */
 };
 
 #endif /* SOFTHCA_QUEUE_H */
