@@ -47,10 +47,11 @@ struct shca_ucontext {
 	struct ib_ucontext ibucontext;
 	/* The UAR page and its doorbell area, one mapping: owns the UAR. */
 	struct rdma_user_mmap_entry *uar_entry;
+	struct rdma_user_mmap_entry *dev_entry;	/* the device page */
 	struct hca_uar *uar;			/* the wake-up call's handle */
 	u32 uar_index;
 	struct mutex wake_lock;			/* wake: created once */
-	struct shca_wake_file *wake;		/* wake.c, or NULL */
+	struct shca_wakefd *wake;		/* wake.c, or NULL */
 };
 
 struct shca_pd {
@@ -60,6 +61,7 @@ struct shca_pd {
 
 enum shca_mmap_type {
 	SHCA_MMAP_UAR,		/* UAR page + doorbell area (owns the UAR) */
+	SHCA_MMAP_DEVICE,	/* the device page, read only */
 	SHCA_MMAP_QUEUE,	/* CQ or QP memory (owns the vmalloc area) */
 };
 

@@ -117,6 +117,26 @@ void shca_queue_free(struct shca_mmap_entry *queue)
 	rdma_user_mmap_entry_remove(&queue->rdma_entry);
 }
 
+/* The device page as an mmap entry of @ibuctx (read only). */
+static struct rdma_user_mmap_entry *shca_dev_entry(struct ib_ucontext *ibuctx)
+{
+	struct shca_mmap_entry *entry;
+	int err;
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return ERR_PTR(-ENOMEM);
+	entry->type = SHCA_MMAP_DEVICE;
+	entry->size = PAGE_SIZE;
+	err = rdma_user_mmap_entry_insert(ibuctx, &entry->rdma_entry,
+					  PAGE_SIZE);
+	if (err) {
+		kfree(entry);
+		return ERR_PTR(err);
+	}
+	return &entry->rdma_entry;
+}
+
 static void shca_free_uar(struct shca_dev *sdev, u32 uar_index)
 {
 	struct hca_cmd_free_uar_in in = { .uar_index = uar_index };
@@ -165,6 +185,12 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 	uctx->uar_index = uar.uar_index;
 	uctx->uar = hca_uar_find(sdev->hca, uar.uar_index);
 
+	uctx->dev_entry = shca_dev_entry(ibuctx);
+	if (IS_ERR(uctx->dev_entry)) {
+		rdma_user_mmap_entry_remove(uctx->uar_entry);
+		return PTR_ERR(uctx->dev_entry);
+	}
+
 	resp.model_rev = caps->model_rev;
 	resp.page_size = PAGE_SIZE;
 	resp.wqebb_size = caps->wqebb_size;
@@ -178,9 +204,11 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 	resp.max_cqe = caps->max_cqe;
 	resp.uar_mmap_offset = rdma_user_mmap_get_offset(uctx->uar_entry);
 	resp.uar_mmap_size = SHCA_UAR_MAP_SIZE;
+	resp.dev_mmap_offset = rdma_user_mmap_get_offset(uctx->dev_entry);
 
 	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
 	if (err) {
+		rdma_user_mmap_entry_remove(uctx->dev_entry);
 		rdma_user_mmap_entry_remove(uctx->uar_entry);
 		return err;
 	}
@@ -192,6 +220,7 @@ void shca_dealloc_ucontext(struct ib_ucontext *ibuctx)
 	struct shca_ucontext *uctx = to_shca_uctx(ibuctx);
 
 	shca_wake_file_detach(uctx);
+	rdma_user_mmap_entry_remove(uctx->dev_entry);
 	rdma_user_mmap_entry_remove(uctx->uar_entry);
 }
 
@@ -272,6 +301,17 @@ int shca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 		vma->vm_flags &= ~VM_MAYEXEC;
 		err = shca_mmap_pages(sdev, vma, entry);
 		break;
+	case SHCA_MMAP_DEVICE:
+		/* Written by the HCA only: never writable, now or later. */
+		if (vma->vm_flags & VM_WRITE) {
+			err = -EPERM;
+			break;
+		}
+		vma->vm_flags &= ~(VM_MAYWRITE | VM_MAYEXEC);
+		err = rdma_user_mmap_io(ibuctx, vma, hca_device_pfn(sdev->hca),
+					PAGE_SIZE, vma->vm_page_prot,
+					rdma_entry);
+		break;
 	default:
 		err = -EINVAL;
 		break;
@@ -289,6 +329,8 @@ void shca_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 	switch (entry->type) {
 	case SHCA_MMAP_UAR:
 		shca_free_uar(sdev, entry->uar_index);
+		break;
+	case SHCA_MMAP_DEVICE:
 		break;
 	case SHCA_MMAP_QUEUE:
 		/* The object is destroyed and no VMA maps the memory. */

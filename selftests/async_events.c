@@ -370,19 +370,6 @@ static int reader_done(void *arg)
 			       __ATOMIC_ACQUIRE);
 }
 
-/* Lines of dmesg, or -1. */
-static long dmesg_lines(void)
-{
-	FILE *f = popen("dmesg | wc -l", "r");
-	long n = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &n) != 1)
-		n = -1;
-	pclose(f);
-	return n;
-}
 
 /*
  * `rdma link del` while a process has the device open, with objects and

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What a process can do with the device's mappings, and what it cannot.
- * The mappings (UAR page with its doorbell area, CQ ring, QP queues) are
- * found black-box in /proc/self/maps, with their offsets on the uverbs fd:
+ * The mappings (UAR page with its doorbell area, read-only device page, CQ
+ * ring, QP queues) are found black-box in /proc/self/maps, with their
+ * offsets on the uverbs fd:
  * - each offset maps again only as it is: same length, MAP_SHARED, never
- *   executable; none grows with mremap();
+ *   executable; the device page never writable, not even by mprotect();
+ *   none grows with mremap();
  * - an offset whose object was destroyed maps no more;
  * - a forked child that keeps writing into the parent's queues after the
  *   parent destroyed them and exited harms nobody: the memory lives until
@@ -73,8 +75,8 @@ FIXTURE_SETUP(maps)
 	ASSERT_EQ(0, rc_pair_open(&self->p, &c)) TH_LOG("%s", rc_err);
 	self->fd = self->p.e[0].ctx->cmd_fd;
 	self->n = uverbs_maps(self->m, MAX_MAPS);
-	/* UAR (with its doorbell area), 4 CQs, 2 QPs. */
-	ASSERT_GE(self->n, 7);
+	/* UAR (with its doorbell area), device page, 4 CQs, 2 QPs. */
+	ASSERT_GE(self->n, 8);
 }
 
 FIXTURE_TEARDOWN(maps)
@@ -115,6 +117,32 @@ TEST_F(maps, each_offset_maps_again_only_as_it_is)
 						     MAP_SHARED,
 						     m->pgoff + 4096));
 	}
+}
+
+TEST_F(maps, device_page_is_never_writable)
+{
+	int ro = 0;
+
+	for (int i = 0; i < self->n; i++) {
+		const struct dev_map *m = &self->m[i];
+		void *p;
+
+		if (m->writable)
+			continue;
+		ro++;
+		errno = 0;
+		EXPECT_EQ(MAP_FAILED, map_at(self->fd, m->len,
+					     PROT_READ | PROT_WRITE,
+					     MAP_SHARED, m->pgoff));
+		EXPECT_EQ(EPERM, errno);
+		p = map_at(self->fd, m->len, PROT_READ, MAP_SHARED, m->pgoff);
+		ASSERT_NE(MAP_FAILED, p);
+		EXPECT_EQ(-1, mprotect(p, m->len, PROT_READ | PROT_WRITE));
+		EXPECT_EQ(-1, mprotect(p, m->len, PROT_READ | PROT_EXEC));
+		munmap(p, m->len);
+	}
+	/* The provider's own mapping of the device page is the one. */
+	EXPECT_EQ(1, ro);
 }
 
 TEST_F(maps, no_mapping_grows)

@@ -9,13 +9,13 @@
  *   (disassociate), the kick fails with EIO;
  * - kicks racing with the context's close from another thread return 0
  *   or EIO, never anything else, and EIO from then on;
- * - an open wake fd holds a reference on the module;
+ * - an open wake fd holds a reference on softhca_wakefd.ko (which owns its
+ *   file operations), none on softhca.ko;
  * - with the engine thread not polling, the provider posts through its
  *   wake fd (opened on the first wake-up call, one per context), and with
  *   SOFTHCA_NO_WAKE_FD=1 through the ENGINE_WAKE method; both complete
  *   every WR and make exactly one wake-up call per post.
  */
-#include <dirent.h>
 #include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,31 +36,6 @@
 #include "verbs_util.h"
 
 #define PARAM		"/sys/module/softhca/parameters/"
-#define WAKE_NAME	"anon_inode:[softhca-wake]"
-
-/* WAKE_FD_OPEN with an out attribute of @len bytes: fd, or -errno. */
-static int wake_fd_open_len(struct ibv_context *ctx, uint16_t len)
-{
-	struct {
-		struct ib_uverbs_ioctl_hdr hdr;
-		struct ib_uverbs_attr attr;
-	} cmd;
-	uint64_t out = UINT64_MAX;
-
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.hdr.length = sizeof(cmd);
-	cmd.hdr.object_id = UVERBS_OBJECT_DEVICE;
-	cmd.hdr.method_id = SOFTHCA_METHOD_WAKE_FD_OPEN;
-	cmd.hdr.num_attrs = 1;
-	cmd.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
-	cmd.attr.attr_id = SOFTHCA_ATTR_WAKE_FD_OPEN_FD;
-	cmd.attr.len = len;
-	cmd.attr.flags = UVERBS_ATTR_F_MANDATORY;
-	cmd.attr.data = (uintptr_t)&out;
-	if (ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &cmd))
-		return -errno;
-	return (int)(uint32_t)out;
-}
 
 static int wake_fd_open(struct ibv_context *ctx)
 {
@@ -75,25 +50,7 @@ static int kick(int fd)
 /* How many of this process's fds are wake fds. */
 static int count_wake_fds(void)
 {
-	char path[300], link[128];
-	struct dirent *d;
-	int n = 0;
-	DIR *dir = opendir("/proc/self/fd");
-
-	if (!dir)
-		return -1;
-	while ((d = readdir(dir))) {
-		ssize_t l;
-
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
-		l = readlink(path, link, sizeof(link) - 1);
-		if (l <= 0)
-			continue;
-		link[l] = 0;
-		n += !strcmp(link, WAKE_NAME);
-	}
-	closedir(dir);
-	return n;
+	return count_fds(WAKE_FD_NAME);
 }
 
 static long read_long(const char *path)
@@ -149,7 +106,7 @@ TEST_F(wake, open_gives_one_cloexec_anon_fd)
 	l = readlink(path, link, sizeof(link) - 1);
 	ASSERT_LT(0, l);
 	link[l] = 0;
-	EXPECT_STREQ(WAKE_NAME, link);
+	EXPECT_STREQ(WAKE_FD_NAME, link);
 	EXPECT_EQ(1, count_wake_fds());
 
 	/* One per context. */
@@ -176,24 +133,30 @@ TEST_F(wake, bad_out_attribute_leaks_no_fd)
 	EXPECT_EQ(before + 1, count_wake_fds());
 }
 
-TEST_F(wake, kick_after_close_is_eio_and_fd_pins_module)
+#define REFCNT(mod)	"/sys/module/" mod "/refcnt"
+
+/* The file outlives its context; it pins softhca_wakefd, not softhca. */
+TEST_F(wake, kick_after_close_is_eio_and_fd_pins_only_wakefd)
 {
-	long ref0 = read_long("/sys/module/softhca/refcnt");
+	long ref0 = read_long(REFCNT("softhca_wakefd"));
+	long sref = read_long(REFCNT("softhca"));
 	int fd = wake_fd_open(self->ctx);
 
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, ref0);
-	EXPECT_EQ(ref0 + 1, read_long("/sys/module/softhca/refcnt"));
+	ASSERT_LE(0, sref);
+	EXPECT_EQ(ref0 + 1, read_long(REFCNT("softhca_wakefd")));
+	EXPECT_EQ(sref, read_long(REFCNT("softhca")));
 	EXPECT_EQ(0, kick(fd));
 
 	ibv_close_device(self->ctx);
 	self->ctx = NULL;
-	/* The file outlives its context; the module stays pinned. */
 	EXPECT_EQ(-EIO, kick(fd));
-	EXPECT_EQ(ref0 + 1, read_long("/sys/module/softhca/refcnt"));
+	EXPECT_EQ(ref0 + 1, read_long(REFCNT("softhca_wakefd")));
+	EXPECT_EQ(sref, read_long(REFCNT("softhca")));
 	close(fd);
 	/* fput of the last reference is deferred to our return to user. */
-	EXPECT_EQ(ref0, read_long("/sys/module/softhca/refcnt"));
+	EXPECT_EQ(ref0, read_long(REFCNT("softhca_wakefd")));
 }
 
 struct kicker {

@@ -12,6 +12,8 @@
  * takes the oldest posted receive (rq.wrs.wrid[] at the RQ tail). Error
  * CQEs advance the tails the same way. Finally the new consumer index goes
  * to the doorbell record (set_ci, 24 bits, big-endian).
+ * A poll that finds nothing on a device that is gone (disassociated) fails
+ * with -EIO, so an application spinning on an empty CQ notices.
  */
 #include <errno.h>
 
@@ -97,6 +99,9 @@ int softhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		update_cons_index(cq);
 	}
 	softhca_unlock(&cq->lock);
+	/* Nothing new: a CQ of a gone device stays empty, say so. */
+	if (!n && softhca_device_gone(to_sctx(ibcq->context)))
+		return -EIO;
 	return n;
 }
 

@@ -83,6 +83,8 @@ static void unmap_pages(struct softhca_context *ctx)
 {
 	if (ctx->uar)
 		munmap(ctx->uar, ctx->uar_size);
+	if (ctx->dev_page)
+		munmap((void *)ctx->dev_page, ctx->page_size);
 }
 
 static struct verbs_context *softhca_alloc_context(struct ibv_device *ibdev,
@@ -149,6 +151,24 @@ static struct verbs_context *softhca_alloc_context(struct ibv_device *ibdev,
 	}
 	ctx->db = (struct softhca_db_area *)((uint8_t *)ctx->uar +
 					     ctx->page_size);
+
+	/* The device page, if this kernel has one (a shorter response leaves
+	 * the offset 0): it tells the data path the device is gone. */
+	if (resp.drv.dev_mmap_offset) {
+		void *p;
+
+		if (resp.drv.dev_mmap_offset % ctx->page_size) {
+			errno = EPROTO;
+			goto err_unmap;
+		}
+		p = mmap(NULL, ctx->page_size, PROT_READ, MAP_SHARED, cmd_fd,
+			 (off_t)resp.drv.dev_mmap_offset);
+		if (p == MAP_FAILED)
+			goto err_unmap;
+		ctx->dev_page = p;
+		if (ctx->dev_page->live == SOFTHCA_DEVICE_LIVE)
+			ctx->dev_live = &ctx->dev_page->live;
+	}
 
 	ctx->wake_fd = env_flag("SOFTHCA_NO_WAKE_FD") ?
 		SOFTHCA_WAKE_FD_NOT_AVAILABLE : SOFTHCA_WAKE_FD_NONE;

@@ -105,6 +105,12 @@ struct softhca_context {
 	size_t uar_size;
 	struct softhca_db_area *db;
 
+	/* The device page, read-only; its live word says whether the device
+	 * is still there (softhca_device_gone()). NULL if the kernel offered
+	 * none. */
+	const struct softhca_device_page *dev_page;
+	const uint32_t *dev_live;
+
 	/* The wake fd (engine.c): SOFTHCA_WAKE_FD_NONE until the first
 	 * wake-up call opens it, SOFTHCA_WAKE_FD_NOT_AVAILABLE if the kernel
 	 * refused; opened under qp_table_mutex, read without a lock. */
@@ -296,6 +302,18 @@ static inline void softhca_db_ring(struct softhca_context *ctx,
 	if (__atomic_load_n(&h->thread->flags, __ATOMIC_RELAXED) &
 	    SOFTHCA_ENGINE_NEED_WAKEUP)
 		softhca_wakeup_call(ctx);
+}
+
+/*
+ * Is the device gone (disassociated: removed, or its module unloaded)?
+ * Then the kernel has replaced our mapping of the device page with the
+ * zero page, where the live word reads 0. No system call.
+ */
+static inline bool softhca_device_gone(const struct softhca_context *ctx)
+{
+	return ctx->dev_live &&
+	       __atomic_load_n(ctx->dev_live, __ATOMIC_RELAXED) !=
+	       SOFTHCA_DEVICE_LIVE;
 }
 
 /* query.c */

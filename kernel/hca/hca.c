@@ -71,6 +71,8 @@ static const struct hca_caps hca_caps_rev1 = {
 
 static void hca_free(struct hca *hca)
 {
+	if (hca->device_page)
+		__free_page(hca->device_page);
 	kvfree(hca->mkey_variant);
 	kfree(hca->gids);
 	kfree(hca);
@@ -79,6 +81,7 @@ static void hca_free(struct hca *hca)
 struct hca *hca_create(void)
 {
 	const struct hca_caps *caps = &hca_caps_rev1;
+	struct softhca_device_page *device_page;
 	struct hca *hca;
 	int err;
 
@@ -99,10 +102,14 @@ struct hca *hca_create(void)
 			    GFP_KERNEL);
 	/* Indexes 1..max_mr; index 0 is never handed out. */
 	hca->mkey_variant = kvzalloc(caps->max_mr + 1, GFP_KERNEL);
-	if (!hca->gids || !hca->mkey_variant) {
+	hca->device_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!hca->gids || !hca->mkey_variant || !hca->device_page) {
 		hca_free(hca);
 		return ERR_PTR(-ENOMEM);
 	}
+	/* Never cleared: a gone device's mapping is the zero page (live 0). */
+	device_page = page_address(hca->device_page);
+	device_page->live = SOFTHCA_DEVICE_LIVE;
 
 	err = hca_eq_init(hca);
 	if (err) {
@@ -329,6 +336,11 @@ unsigned long hca_uar_pfn(struct hca *hca, u32 uar_index)
 	struct hca_uar *uar = xa_load(&hca->uars, uar_index);
 
 	return uar ? page_to_pfn(uar->page) : 0;
+}
+
+unsigned long hca_device_pfn(struct hca *hca)
+{
+	return page_to_pfn(hca->device_page);
 }
 
 unsigned long hca_uar_db_pfn(struct hca *hca, u32 uar_index,

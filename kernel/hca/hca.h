@@ -332,6 +332,9 @@ int hca_exec(struct hca *hca, u16 opcode, const void *in,
  */
 unsigned long hca_uar_pfn(struct hca *hca, u32 uar_index);
 
+/* The device page (struct softhca_device_page), mapped read-only to users. */
+unsigned long hca_device_pfn(struct hca *hca);
+
 /* Page @pgoff of the UAR's doorbell area, or 0 (same lifetime). */
 unsigned long hca_uar_db_pfn(struct hca *hca, u32 uar_index,
 			     unsigned long pgoff);

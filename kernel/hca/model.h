@@ -60,6 +60,7 @@ struct hca {
 	struct xarray cqs;		/* CQN -> cq */
 	struct xarray qps;		/* QPN -> qp */
 	struct hca_db_area *kernel_db;	/* doorbell area of kernel objects */
+	struct page *device_page;	/* struct softhca_device_page */
 	struct list_head fabric_node;	/* on the local fabric (fabric.c) */
 	/* cmd: RoCE addresses (SET_ROCE_ADDRESS), under gid_lock */
 	spinlock_t gid_lock;

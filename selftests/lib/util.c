@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -60,4 +61,46 @@ const char *softhca_ko(void)
 	const char *p = getenv("SOFTHCA_KO");
 
 	return p && *p ? p : "./softhca.ko";
+}
+
+int count_fds(const char *target)
+{
+	char path[300], link[128];
+	struct dirent *d;
+	int n = 0;
+	DIR *dir = opendir("/proc/self/fd");
+
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		ssize_t l;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
+		l = readlink(path, link, sizeof(link) - 1);
+		if (l <= 0)
+			continue;
+		link[l] = 0;
+		n += !strcmp(link, target);
+	}
+	closedir(dir);
+	return n;
+}
+
+long dmesg_lines(void)
+{
+	FILE *f = popen("dmesg | wc -l", "r");
+	long n = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &n) != 1)
+		n = -1;
+	pclose(f);
+	return n;
+}
+
+int dmesg_dirty_since(long lines)
+{
+	return !sh("dmesg | tail -n +%ld | grep -E 'WARNING:|BUG:|BUG |Oops|cut here|Call Trace|general protection|blocked for more than|soft lockup|hard LOCKUP' >&2",
+		   lines + 1);
 }

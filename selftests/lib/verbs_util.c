@@ -68,6 +68,29 @@ int engine_wake_method(struct ibv_context *ctx)
 	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &hdr) ? -errno : 0;
 }
 
+int wake_fd_open_len(struct ibv_context *ctx, uint16_t len)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attr;
+	} cmd;
+	uint64_t out = UINT64_MAX;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.hdr.length = sizeof(cmd);
+	cmd.hdr.object_id = UVERBS_OBJECT_DEVICE;
+	cmd.hdr.method_id = SOFTHCA_METHOD_WAKE_FD_OPEN;
+	cmd.hdr.num_attrs = 1;
+	cmd.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
+	cmd.attr.attr_id = SOFTHCA_ATTR_WAKE_FD_OPEN_FD;
+	cmd.attr.len = len;
+	cmd.attr.flags = UVERBS_ATTR_F_MANDATORY;
+	cmd.attr.data = (uintptr_t)&out;
+	if (ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &cmd))
+		return -errno;
+	return (int)(uint32_t)out;
+}
+
 long eq_dbg_field(const char *dev, const char *eq_name, const char *key)
 {
 	char path[128], line[1024], want[32], k[40];

@@ -23,6 +23,13 @@ int next_async_event(struct ibv_context *ctx, int ms,
 int engine_wake_method(struct ibv_context *ctx);
 
 /*
+ * The driver method WAKE_FD_OPEN on @ctx's command fd, its out attribute
+ * @len bytes long: the new wake fd, or -errno.
+ */
+int wake_fd_open_len(struct ibv_context *ctx, uint16_t len);
+#define WAKE_FD_NAME	"anon_inode:[softhca-wake]"
+
+/*
  * The driver's debugfs EQ files of device @dev (root, debugfs mounted): a
  * key=value of the line of EQ @eq_name ("comp0", "async") in eqs ("eqn"
  * too), or -1; and one command written to inject (0 or -errno).

@@ -9,8 +9,8 @@
  * poll_cq, the wake-up call only when NEED_WAKEUP is set), post_recv (the
  * sentinel, num_sge 0, the RCV record, no wake-up), poll_cq (wr_id from
  * wrid[] by WQE counter and from the RQ tail, unsignaled WRs retired by a
- * later CQE, error CQEs, unknown QPs, set_ci, CQEs no posted WR matches),
- * CQ cleaning, the extended
+ * later CQE, error CQEs, unknown QPs, set_ci, CQEs no posted WR matches,
+ * -EIO for an empty poll once the device is gone), CQ cleaning, the extended
  * post-send API (one doorbell per batch, the first error drops the batch,
  * abort), the CQ arm doorbells and arm_sn, and the SQ/CQ locks under three
  * threads.
@@ -64,6 +64,7 @@ int softhca_wakeup_call(struct softhca_context *ctx)
 struct fake {
 	struct softhca_context *ctx;
 	struct softhca_db_area *db;
+	struct softhca_device_page *dev;
 	struct softhca_cq *cq;
 	struct softhca_qp *qp;
 	struct softhca_qp_dbr qp_dbr;
@@ -110,6 +111,7 @@ static struct fake *fake_new(uint32_t cqe_cnt, uint32_t sq_bbs,
 	ctx->uar_size = 4096;
 	f->db = zalloc(4096, sizeof(*f->db));
 	ctx->db = f->db;
+	f->dev = zalloc(4096, 4096);
 	ctx->bf_buf_size = SOFTHCA_UAR_BF_SIZE;
 	ctx->bf_offset = SOFTHCA_UAR_BF_OFFSET;
 	softhca_lock_init(&ctx->bf_lock, false);
@@ -175,6 +177,7 @@ static void fake_free(struct fake *f)
 		free(f->ctx->qp_table[i]);
 	free(f->ctx->uar);
 	free(f->db);
+	free(f->dev);
 	free(f->ctx);
 	free(f);
 }
@@ -782,6 +785,39 @@ static void poll_responder_error_and_unknown(void)
 	fake_free(f);
 }
 
+/*
+ * The device gone (disassociated): the engine page reads as the zero page.
+ * A waiting CQE is still returned; an empty poll is -EIO, not 0 forever.
+ * A kernel that sets no live word never looks gone.
+ */
+static void poll_empty_on_a_gone_device(void)
+{
+	struct fake *f = fake_new(4, 8, 8, 1, 4);
+	struct ibv_sge sg = { .addr = 0x1000, .length = 64, .lkey = 1 };
+	struct ibv_send_wr s = { .wr_id = 90, .sg_list = &sg, .num_sge = 1,
+				 .opcode = IBV_WR_SEND };
+	struct ibv_send_wr *sbad;
+	struct ibv_wc wc[4];
+
+	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 4, wc), 0);
+	f->dev->live = SOFTHCA_DEVICE_LIVE;
+	f->ctx->dev_live = &f->dev->live;
+	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 4, wc), 0);
+
+	CHECK_EQ(softhca_post_send(ibqp(f), &s, &sbad), 0);
+	put_cqe(f, 0, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_SEND, 0, 64);
+	f->dev->live = 0;
+	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 4, wc), 1);
+	CHECK_EQ(wc[0].wr_id, 90);
+	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 4, wc), -EIO);
+	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 4, wc), -EIO);
+	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 1);
+
+	f->ctx->dev_live = NULL;
+	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 4, wc), 0);
+	fake_free(f);
+}
+
 static void clean_drops_one_qp(void)
 {
 	struct fake *f = fake_new(8, 8, 8, 1, 4);
@@ -1101,6 +1137,7 @@ static const struct tap_test tests[] = {
 	{ "wr_api_sq_full", wr_api_sq_full },
 	{ "recv_sentinel_and_doorbell", recv_sentinel_and_doorbell },
 	{ "poll_responder_error_and_unknown", poll_responder_error_and_unknown },
+	{ "poll_empty_on_a_gone_device", poll_empty_on_a_gone_device },
 	{ "clean_drops_one_qp", clean_drops_one_qp },
 	{ "poll_drops_cqes_no_wr_matches", poll_drops_cqes_no_wr_matches },
 	{ "arm_doorbells", arm_doorbells },

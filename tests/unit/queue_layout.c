@@ -82,6 +82,7 @@ OFF_IS(struct softhca_qp_dbr, snd_counter, SOFTHCA_SND_DBR * 4);
 OFF_IS(struct softhca_cq_dbr, set_ci, SOFTHCA_CQ_SET_CI * 4);
 OFF_IS(struct softhca_cq_dbr, arm, SOFTHCA_CQ_ARM_DB * 4);
 OFF_IS(struct softhca_db_thread, flags, 0);
+OFF_IS(struct softhca_device_page, live, 4);
 
 #define SAME_OFF(ours, f, theirs, g) \
 	CHECK_EQ(offsetof(ours, f), offsetof(theirs, g))

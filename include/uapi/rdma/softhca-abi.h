@@ -14,8 +14,8 @@
 #include <linux/types.h>
 
 /* Reported in /sys/class/infiniband_verbs/uverbsN/abi_version. */
-/* 2: the doorbell area (softhca-queue.h) follows the UAR page, in the
- * mapping the engine page had.
+/* 2: the doorbell area (softhca-queue.h) follows the UAR page; the engine
+ * page became the device page (only its live word is left).
  */
 #define SOFTHCA_UVERBS_ABI_VERSION	2
 
@@ -46,6 +46,8 @@ struct softhca_alloc_ucontext_resp {
 	 */
 	__aligned_u64 uar_mmap_offset;
 	__aligned_u64 uar_mmap_size;
+	/* mmap() offset of the device page (read only, softhca-queue.h) */
+	__aligned_u64 dev_mmap_offset;
 };
 
 struct softhca_alloc_pd_resp {

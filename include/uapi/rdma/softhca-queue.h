@@ -355,4 +355,19 @@ struct softhca_db_area {
 	__u8	slot[SOFTHCA_DB_SLOTS];		/* 0x1000 */
 };
 
+/* ------------------------------------------------------------------------
+ * Device page: one page per device, mapped read-only into every context.
+ * live is SOFTHCA_DEVICE_LIVE from power-on and never changes. When the
+ * device goes away under a context (disassociate) the kernel replaces the
+ * context's mapping of this page with the zero page, where live reads 0:
+ * so the provider's data path learns that the device is gone without a
+ * system call. (No word of the doorbell area would do: after a disassociate
+ * every writable mapping of the context shares one writable dummy page.)
+ */
+#define SOFTHCA_DEVICE_LIVE		0x4c495645	/* "LIVE" */
+struct softhca_device_page {
+	__u32	reserved;		/* 0 */
+	__u32	live;			/* 4: SOFTHCA_DEVICE_LIVE */
+};
+
 #endif /* SOFTHCA_QUEUE_H */
