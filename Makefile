@@ -70,9 +70,11 @@ TOOL_BINS := $(patsubst tools/%.c,$(B)/tools/%,$(TOOL_SRCS))
 
 tools: $(TOOL_BINS)
 
-$(B)/tools/%: tools/%.c
+# They share the QP-set helper of the selftests (selftests/lib/qpset.c).
+$(B)/tools/%: tools/%.c selftests/lib/qpset.c selftests/lib/qpset.h
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -o $@ $< -libverbs
+	$(CC) $(USER_CFLAGS) -I$(CURDIR)/selftests/lib -o $@ $< \
+		selftests/lib/qpset.c -libverbs
 
 check: deps
 	@$(MAKE) --no-print-directory all

@@ -64,11 +64,13 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	in.dbr = cq->queue->buf + ring_size;
 	in.log_size = ilog2(cnt);
 	in.eqn = shca_comp_eqn(sdev, attr->comp_vector);
+	in.uar_index = shca_udata_uar(udata);
 	err = hca_exec(sdev->hca, HCA_CMD_CREATE_CQ, &in, sizeof(in),
 			    &out, sizeof(out));
 	if (err)
 		goto err_queue;
 	cq->cqn = out.cqn;
+	cq->db_slot = out.db_slot;
 	/* Issue 4: the EQ handler finds the CQ by its CQN (eq.h). */
 	err = shca_cq_ev_register(sdev, &cq->ev, ibcq, cq->cqn,
 				  attr->comp_vector);
@@ -88,6 +90,8 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	resp.dbr_offset = ring_size;
 	resp.mmap_offset = rdma_user_mmap_get_offset(&cq->queue->rdma_entry);
 	resp.mmap_size = size;
+	resp.db_slot = out.db_slot;
+	resp.db_thread = out.db_thread;
 	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
 	if (err)
 		goto err_cq;

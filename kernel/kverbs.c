@@ -9,14 +9,16 @@
  * <rdma/softhca-enc.h>:
  *
  * - post_send / post_recv build WQEs in the queue memory, then (dma_wmb)
- *   the doorbell record, then hca_doorbell_notify(): a full barrier and, only if
- *   the engine sleeps, a wake-up of its thread. Any context, no sleeping.
+ *   the doorbell record, then hca_kernel_doorbell(): the QP's hint in the
+ *   HCA's own doorbell area, a full barrier and, only if its engine thread
+ *   does not watch the area, a wake-up of that thread. Any context, no
+ *   sleeping.
  * - poll_cq takes CQEs whose owner bit matches the lap, dma_rmb(), decodes
  *   them into ib_wc (dropping a CQE that names no outstanding WR, as the
  *   provider does) and writes the consumer index to set_ci.
  * - req_notify_cq writes the arm word (arm_sn, solicited, consumer index)
- *   to the doorbell record; the engine evaluates it (it polls arm words,
- *   and is woken if CQEs are already waiting). arm_sn advances with every
+ *   to the doorbell record; the CQE writer evaluates it, and the CQ's
+ *   doorbell slot is rung if CQEs are already waiting. arm_sn advances with every
  *   completion event delivered (shca_kcq_comp()).
  *
  * Local keys: the reserved lkey (device->local_dma_lkey, hca.h
@@ -221,7 +223,7 @@ int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	spin_unlock_irqrestore(&kcq->lock, irqflags);
 	/* A sleeping engine evaluates the arm (it fires at once) now. */
 	if (waiting)
-		hca_doorbell_notify(to_shca_dev(ibcq->device)->hca);
+		hca_kernel_doorbell(to_shca_dev(ibcq->device)->hca, cq->db_slot);
 	return (flags & IB_CQ_REPORT_MISSED_EVENTS) && waiting ? 1 : 0;
 }
 
@@ -493,7 +495,7 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	spin_unlock_irqrestore(&kqp->sq.lock, flags);
 	if (nreq)
-		hca_doorbell_notify(to_shca_dev(ibqp->device)->hca);
+		hca_kernel_doorbell(to_shca_dev(ibqp->device)->hca, qp->db_slot);
 	return err;
 }
 
@@ -540,6 +542,6 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	spin_unlock_irqrestore(&rq->lock, flags);
 	/* A QP in ERR flushes it; an RNR-waiting requester may retry. */
 	if (nreq)
-		hca_doorbell_notify(to_shca_dev(ibqp->device)->hca);
+		hca_kernel_doorbell(to_shca_dev(ibqp->device)->hca, qp->db_slot);
 	return err;
 }

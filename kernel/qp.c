@@ -216,11 +216,13 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	in.max_send_sge = cap.max_send_sge;
 	in.max_inline_data = cap.max_inline_data;
 	in.dbr = qp->queue->buf + l.dbr_offset;
+	in.uar_index = shca_udata_uar(udata);
 	err = hca_exec(sdev->hca, HCA_CMD_CREATE_QP, &in, sizeof(in),
 			    &out, sizeof(out));
 	if (err)
 		goto err_queue;
 	qp->qpn = out.qpn;
+	qp->db_slot = out.db_slot;
 	ibqp->qp_num = out.qpn;
 	qp->cap = cap;
 	qp->sig_all = init_attr->sq_sig_type == IB_SIGNAL_ALL_WR;
@@ -256,6 +258,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	resp.max_inline_data = cap.max_inline_data;
 	resp.mmap_offset = rdma_user_mmap_get_offset(&qp->queue->rdma_entry);
 	resp.mmap_size = l.size;
+	resp.db_slot = out.db_slot;
+	resp.db_thread = out.db_thread;
 	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
 	if (err)
 		goto err_qp;

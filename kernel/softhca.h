@@ -45,8 +45,11 @@ struct shca_dev {
 
 struct shca_ucontext {
 	struct ib_ucontext ibucontext;
+	/* The UAR page and its doorbell area, one mapping: owns the UAR. */
 	struct rdma_user_mmap_entry *uar_entry;
-	struct rdma_user_mmap_entry *engine_entry;
+	struct rdma_user_mmap_entry *dev_entry;	/* the device page */
+	struct hca_uar *uar;			/* the wake-up call's handle */
+	u32 uar_index;
 	struct mutex wake_lock;			/* wake: created once */
 	struct shca_wakefd *wake;		/* wake.c, or NULL */
 };
@@ -57,17 +60,20 @@ struct shca_pd {
 };
 
 enum shca_mmap_type {
-	SHCA_MMAP_UAR,		/* the context's UAR page (owns the UAR) */
-	SHCA_MMAP_ENGINE,	/* the device's engine page, read only */
+	SHCA_MMAP_UAR,		/* UAR page + doorbell area (owns the UAR) */
+	SHCA_MMAP_DEVICE,	/* the device page, read only */
 	SHCA_MMAP_QUEUE,	/* CQ or QP memory (owns the vmalloc area) */
 };
+
+/* The UAR mapping: its page, then the pages of its doorbell area. */
+#define SHCA_UAR_MAP_SIZE	((1 + HCA_DB_AREA_PAGES) * PAGE_SIZE)
 
 struct shca_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
 	enum shca_mmap_type type;
 	u32 uar_index;		/* UAR */
 	void *buf;		/* QUEUE: zeroed, page aligned, vfree()d last */
-	size_t size;		/* QUEUE: bytes, a multiple of PAGE_SIZE */
+	size_t size;		/* bytes, a multiple of PAGE_SIZE */
 };
 
 /* A kernel CQ's consumer side (kverbs.c); NULL for a user CQ. */
@@ -88,6 +94,7 @@ struct shca_cq {
 	struct shca_mmap_entry *queue;	/* ring + DBR */
 	struct shca_cq_ev ev;		/* EQ side (eq.h) */
 	bool ev_gone;			/* pre_destroy_cq unregistered ev */
+	u32 db_slot;			/* its doorbell slot (kernel CQs ring it) */
 	struct shca_kcq *kcq;		/* kernel CQ (udata NULL), else NULL */
 };
 
@@ -123,6 +130,7 @@ struct shca_kqp {
 
 struct shca_qp {
 	struct ib_qp ibqp;
+	u32 db_slot;			/* its doorbell slot (kernel QPs ring it) */
 	struct shca_kqp *kqp;		/* kernel QP (udata NULL), else NULL */
 	u32 qpn;
 	struct mutex mutex;		/* serialises modify_qp and query_qp */
@@ -210,6 +218,7 @@ void shca_disassociate_ucontext(struct ib_ucontext *ibuctx);
 int shca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma);
 void shca_mmap_free(struct rdma_user_mmap_entry *entry);
 int shca_udata_req(struct ib_udata *udata, void *req, size_t size);
+u32 shca_udata_uar(struct ib_udata *udata);
 struct shca_mmap_entry *shca_queue_alloc(struct ib_udata *udata, size_t size);
 void shca_queue_free(struct shca_mmap_entry *queue);
 

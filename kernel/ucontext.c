@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softhca verbs driver: user contexts, their UAR page, mmap and the queue
- * memory of CQs and QPs.
+ * softhca verbs driver: user contexts, their UAR page and doorbell area,
+ * mmap and the queue memory of CQs and QPs.
  *
  * Every user mapping is an rdma_user_mmap_entry whose VMAs ib_core tracks
  * (rdma_umap_priv_init(), directly or through rdma_user_mmap_io()), so it
@@ -39,6 +39,18 @@ int shca_udata_req(struct ib_udata *udata, void *req, size_t size)
 	    !ib_is_udata_cleared(udata, size, udata->inlen - size))
 		return -EINVAL;
 	return 0;
+}
+
+/* The UAR whose doorbell area a new QP or CQ rings (kernel: the HCA's). */
+u32 shca_udata_uar(struct ib_udata *udata)
+{
+	struct shca_ucontext *uctx;
+
+	if (!udata)
+		return HCA_UAR_KERNEL;
+	uctx = rdma_udata_to_drv_context(udata, struct shca_ucontext,
+					 ibucontext);
+	return uctx->uar_index;
 }
 
 static int shca_parse_ucontext_req(struct ib_udata *udata)
@@ -105,9 +117,8 @@ void shca_queue_free(struct shca_mmap_entry *queue)
 	rdma_user_mmap_entry_remove(&queue->rdma_entry);
 }
 
-/* The device's engine page as an mmap entry of @ibuctx (read only). */
-static struct rdma_user_mmap_entry *
-shca_engine_entry(struct ib_ucontext *ibuctx)
+/* The device page as an mmap entry of @ibuctx (read only). */
+static struct rdma_user_mmap_entry *shca_dev_entry(struct ib_ucontext *ibuctx)
 {
 	struct shca_mmap_entry *entry;
 	int err;
@@ -115,7 +126,8 @@ shca_engine_entry(struct ib_ucontext *ibuctx)
 	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
 	if (!entry)
 		return ERR_PTR(-ENOMEM);
-	entry->type = SHCA_MMAP_ENGINE;
+	entry->type = SHCA_MMAP_DEVICE;
+	entry->size = PAGE_SIZE;
 	err = rdma_user_mmap_entry_insert(ibuctx, &entry->rdma_entry,
 					  PAGE_SIZE);
 	if (err) {
@@ -160,8 +172,9 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 	}
 	entry->type = SHCA_MMAP_UAR;
 	entry->uar_index = uar.uar_index;
+	entry->size = SHCA_UAR_MAP_SIZE;
 	err = rdma_user_mmap_entry_insert(ibuctx, &entry->rdma_entry,
-					  PAGE_SIZE);
+					  entry->size);
 	if (err) {
 		kfree(entry);
 		shca_free_uar(sdev, uar.uar_index);
@@ -169,11 +182,13 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 	}
 	/* From here on the entry owns the UAR: shca_mmap_free() frees it. */
 	uctx->uar_entry = &entry->rdma_entry;
+	uctx->uar_index = uar.uar_index;
+	uctx->uar = hca_uar_find(sdev->hca, uar.uar_index);
 
-	uctx->engine_entry = shca_engine_entry(ibuctx);
-	if (IS_ERR(uctx->engine_entry)) {
+	uctx->dev_entry = shca_dev_entry(ibuctx);
+	if (IS_ERR(uctx->dev_entry)) {
 		rdma_user_mmap_entry_remove(uctx->uar_entry);
-		return PTR_ERR(uctx->engine_entry);
+		return PTR_ERR(uctx->dev_entry);
 	}
 
 	resp.model_rev = caps->model_rev;
@@ -188,12 +203,12 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 	resp.max_inline_data = caps->max_inline_data;
 	resp.max_cqe = caps->max_cqe;
 	resp.uar_mmap_offset = rdma_user_mmap_get_offset(uctx->uar_entry);
-	resp.engine_mmap_offset =
-		rdma_user_mmap_get_offset(uctx->engine_entry);
+	resp.uar_mmap_size = SHCA_UAR_MAP_SIZE;
+	resp.dev_mmap_offset = rdma_user_mmap_get_offset(uctx->dev_entry);
 
 	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
 	if (err) {
-		rdma_user_mmap_entry_remove(uctx->engine_entry);
+		rdma_user_mmap_entry_remove(uctx->dev_entry);
 		rdma_user_mmap_entry_remove(uctx->uar_entry);
 		return err;
 	}
@@ -205,7 +220,7 @@ void shca_dealloc_ucontext(struct ib_ucontext *ibuctx)
 	struct shca_ucontext *uctx = to_shca_uctx(ibuctx);
 
 	shca_wake_file_detach(uctx);
-	rdma_user_mmap_entry_remove(uctx->engine_entry);
+	rdma_user_mmap_entry_remove(uctx->dev_entry);
 	rdma_user_mmap_entry_remove(uctx->uar_entry);
 }
 
@@ -219,24 +234,40 @@ void shca_disassociate_ucontext(struct ib_ucontext *ibuctx)
 }
 
 /*
- * Queue memory: vmalloc pages, one remap_pfn_range() each, so the VMA is
- * VM_PFNMAP and disassociate can zap it. The pages hold no reference for
- * the mapping; the entry (kept by the VMA through the umap record) does.
+ * Page @pgoff of what @entry maps: queue memory (vmalloc pages), or the
+ * UAR page followed by its doorbell area. 0 if there is none.
  */
-static int shca_mmap_queue(struct vm_area_struct *vma,
+static unsigned long shca_mmap_pfn(struct shca_dev *sdev,
+				   struct shca_mmap_entry *entry,
+				   unsigned long pgoff)
+{
+	if (entry->type == SHCA_MMAP_QUEUE)
+		return vmalloc_to_pfn(entry->buf + (pgoff << PAGE_SHIFT));
+	if (!pgoff)
+		return hca_uar_pfn(sdev->hca, entry->uar_index);
+	return hca_uar_db_pfn(sdev->hca, entry->uar_index, pgoff - 1);
+}
+
+/*
+ * One remap_pfn_range() per page, so the VMA is VM_PFNMAP and disassociate
+ * can zap it. The pages hold no reference for the mapping; the entry (kept
+ * by the VMA through the umap record) does.
+ */
+static int shca_mmap_pages(struct shca_dev *sdev, struct vm_area_struct *vma,
 			   struct shca_mmap_entry *entry)
 {
 	struct rdma_umap_priv *priv;
-	unsigned long off;
+	unsigned long off, pfn;
 	int err;
 
 	priv = kzalloc(sizeof(*priv), GFP_KERNEL);
 	if (!priv)
 		return -ENOMEM;
 	for (off = 0; off < entry->size; off += PAGE_SIZE) {
-		err = remap_pfn_range(vma, vma->vm_start + off,
-				      vmalloc_to_pfn(entry->buf + off),
-				      PAGE_SIZE, vma->vm_page_prot);
+		pfn = shca_mmap_pfn(sdev, entry, off >> PAGE_SHIFT);
+		err = WARN_ON(!pfn) ? -EINVAL :
+		      remap_pfn_range(vma, vma->vm_start + off, pfn, PAGE_SIZE,
+				      vma->vm_page_prot);
 		if (err) {
 			/* The failed mmap() unmaps what was mapped. */
 			kfree(priv);
@@ -252,7 +283,6 @@ int shca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 	struct shca_dev *sdev = to_shca_dev(ibuctx->device);
 	struct rdma_user_mmap_entry *rdma_entry;
 	struct shca_mmap_entry *entry;
-	unsigned long pfn;
 	int err;
 
 	if (vma->vm_flags & VM_EXEC)
@@ -266,31 +296,21 @@ int shca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 
 	switch (entry->type) {
 	case SHCA_MMAP_UAR:
-		pfn = hca_uar_pfn(sdev->hca, entry->uar_index);
-		if (WARN_ON(!pfn)) {
-			err = -EINVAL;
-			break;
-		}
+	case SHCA_MMAP_QUEUE:
 		/* Plain kernel memory: cached, never executable. */
 		vma->vm_flags &= ~VM_MAYEXEC;
-		err = rdma_user_mmap_io(ibuctx, vma, pfn, PAGE_SIZE,
-					vma->vm_page_prot, rdma_entry);
+		err = shca_mmap_pages(sdev, vma, entry);
 		break;
-	case SHCA_MMAP_ENGINE:
-		/* Written by the engine only: never writable, now or later. */
+	case SHCA_MMAP_DEVICE:
+		/* Written by the HCA only: never writable, now or later. */
 		if (vma->vm_flags & VM_WRITE) {
 			err = -EPERM;
 			break;
 		}
 		vma->vm_flags &= ~(VM_MAYWRITE | VM_MAYEXEC);
-		err = rdma_user_mmap_io(ibuctx, vma,
-					hca_engine_pfn(sdev->hca),
+		err = rdma_user_mmap_io(ibuctx, vma, hca_device_pfn(sdev->hca),
 					PAGE_SIZE, vma->vm_page_prot,
 					rdma_entry);
-		break;
-	case SHCA_MMAP_QUEUE:
-		vma->vm_flags &= ~VM_MAYEXEC;
-		err = shca_mmap_queue(vma, entry);
 		break;
 	default:
 		err = -EINVAL;
@@ -310,7 +330,7 @@ void shca_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 	case SHCA_MMAP_UAR:
 		shca_free_uar(sdev, entry->uar_index);
 		break;
-	case SHCA_MMAP_ENGINE:
+	case SHCA_MMAP_DEVICE:
 		break;
 	case SHCA_MMAP_QUEUE:
 		/* The object is destroyed and no VMA maps the memory. */

@@ -3,7 +3,7 @@
  * softhca verbs driver: the wake-up call, ENGINE_WAKE and the wake fd.
  *
  * The provider calls only when it finds SOFTHCA_ENGINE_NEED_WAKEUP set in
- * the engine page after ringing a doorbell (design.md §5). The HCA model
+ * its doorbell area after ringing a doorbell (design.md §5). The HCA model
  * then executes the pending work in this caller's context before the call
  * returns, so a post after an idle period does not wait for the engine
  * thread to be scheduled.
@@ -39,13 +39,16 @@
 #include "softhca.h"
 #include "wakefd/wakefd.h"
 
-/* What fsync() on a context's wake fd calls (through softhca_wakefd). */
-static void shca_wake_call(void *hca)
+/*
+ * What fsync() on a context's wake fd calls (through softhca_wakefd): the
+ * wake-up call on the context's UAR, i.e. its doorbell area.
+ */
+static void shca_wake_call(void *uar)
 {
-	hca_wakeup_call(hca);
+	hca_wakeup_call(uar);
 }
 
-/* The context is going away: no call runs on its HCA after this returns. */
+/* The context is going away: no call runs on its UAR after this returns. */
 void shca_wake_file_detach(struct shca_ucontext *uctx)
 {
 	struct shca_wakefd *w = uctx->wake;
@@ -63,7 +66,7 @@ UVERBS_HANDLER(SOFTHCA_METHOD_ENGINE_WAKE)(struct uverbs_attr_bundle *attrs)
 
 	if (IS_ERR(uctx))
 		return PTR_ERR(uctx);
-	hca_wakeup_call(to_shca_dev(uctx->device)->hca);
+	hca_wakeup_call(to_shca_uctx(uctx)->uar);
 	return 0;
 }
 
@@ -98,8 +101,7 @@ UVERBS_HANDLER(SOFTHCA_METHOD_WAKE_FD_OPEN)(struct uverbs_attr_bundle *attrs)
 		err = fd;
 		goto out_unlock;
 	}
-	file = shca_wakefd_create(shca_wake_call,
-				  to_shca_dev(ibuctx->device)->hca, &w);
+	file = shca_wakefd_create(shca_wake_call, uctx->uar, &w);
 	if (IS_ERR(file)) {
 		err = PTR_ERR(file);
 		put_unused_fd(fd);

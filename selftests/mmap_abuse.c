@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What a process can do with the device's mappings, and what it cannot.
- * The mappings (UAR page, read-only engine page, CQ ring, QP queues) are
- * found black-box in /proc/self/maps, with their offsets on the uverbs fd:
+ * The mappings (UAR page with its doorbell area, read-only device page, CQ
+ * ring, QP queues) are found black-box in /proc/self/maps, with their
+ * offsets on the uverbs fd:
  * - each offset maps again only as it is: same length, MAP_SHARED, never
- *   executable; the engine page never writable, not even by mprotect();
+ *   executable; the device page never writable, not even by mprotect();
  *   none grows with mremap();
  * - an offset whose object was destroyed maps no more;
  * - a forked child that keeps writing into the parent's queues after the
@@ -74,7 +75,7 @@ FIXTURE_SETUP(maps)
 	ASSERT_EQ(0, rc_pair_open(&self->p, &c)) TH_LOG("%s", rc_err);
 	self->fd = self->p.e[0].ctx->cmd_fd;
 	self->n = uverbs_maps(self->m, MAX_MAPS);
-	/* UAR, engine page, 4 CQs, 2 QPs. */
+	/* UAR (with its doorbell area), device page, 4 CQs, 2 QPs. */
 	ASSERT_GE(self->n, 8);
 }
 
@@ -118,7 +119,7 @@ TEST_F(maps, each_offset_maps_again_only_as_it_is)
 	}
 }
 
-TEST_F(maps, engine_page_is_never_writable)
+TEST_F(maps, device_page_is_never_writable)
 {
 	int ro = 0;
 
@@ -140,7 +141,7 @@ TEST_F(maps, engine_page_is_never_writable)
 		EXPECT_EQ(-1, mprotect(p, m->len, PROT_READ | PROT_EXEC));
 		munmap(p, m->len);
 	}
-	/* The provider's own mapping of the engine page is the one. */
+	/* The provider's own mapping of the device page is the one. */
 	EXPECT_EQ(1, ro);
 }
 

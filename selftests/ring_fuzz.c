@@ -3,8 +3,9 @@
  * The kernel survives any bytes in the rings user space can write
  * (design.md §9, brief: "any bytes in a user-writable ring"). Each round
  * opens a connected RC pair, then writes into the SQ, the RQ and their
- * doorbell record, and into the CQ doorbell records (consumer index, arm
- * word), while the engine executes:
+ * doorbell record, into the CQ doorbell records (consumer index, arm
+ * word) and into the context's doorbell area (the hints), while the engine
+ * executes:
  *   random   - random bytes everywhere, random producer counters;
  *   shaped   - well-formed control segments (real QPN, every opcode and some
  *              invalid ones, any DS count) whose segments carry the real
@@ -223,7 +224,6 @@ static void shaped_rwqe(const struct target *t, uint32_t idx)
 	}
 }
 
-/* The wake-up call the provider makes when the engine sleeps. */
 static void fuzz_cq(struct softhca_cq *cq)
 {
 	if (rnd_below(2))
@@ -232,12 +232,24 @@ static void fuzz_cq(struct softhca_cq *cq)
 		cq->dbr->arm = (uint32_t)rnd();
 	if (!rnd_below(4))
 		rnd_fill(cq->ring, cq->cqe_cnt * sizeof(*cq->ring));
+	/* The engine looks at an arm word when the CQ's slot rings. */
+	softhca_db_hint_set(&cq->db);
+}
+
+/* Random bytes over a random stretch of the context's doorbell area. */
+static void fuzz_db_area(struct softhca_context *ctx)
+{
+	uint32_t off = rnd_below(SOFTHCA_DB_AREA_SIZE);
+	uint32_t len = rnd_below(SOFTHCA_DB_AREA_SIZE - off) + 1;
+
+	rnd_fill((uint8_t *)ctx->db + off, len);
 }
 
 /* One burst of writes into @t's queues, then the doorbells. */
 static void fuzz_once(struct target *t, struct target *peer,
 		      enum fuzz_mode mode)
 {
+	struct softhca_context *ctx = to_sctx(t->e->ctx);
 	struct softhca_sq *sq = &t->sqp->sq;
 	struct softhca_rq *rq = &t->sqp->rq;
 	uint32_t n = 1 + rnd_below(sq->wqebb_cnt);
@@ -269,10 +281,14 @@ static void fuzz_once(struct target *t, struct target *peer,
 			htobe32((start + (rnd_below(4) ? n : rnd_below(0x10000))) &
 				0xffff);
 	}
+	/* The hint after the records, as the provider does it. */
+	softhca_db_hint_set(&t->sqp->db);
 	if (!rnd_below(3))
 		fuzz_cq(t->scq);
 	if (!rnd_below(3))
 		fuzz_cq(t->rcq);
+	if (mode == FUZZ_RANDOM && !rnd_below(2))
+		fuzz_db_area(ctx);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	engine_wake_method(t->e->ctx);
 }

@@ -14,7 +14,7 @@
  *   unload takes less than 1 s; both contexts get IBV_EVENT_DEVICE_FATAL;
  *   the traffic thread's poll_cq fails with EIO; the sleeper wakes with
  *   EIO; kicks fail with EIO, never otherwise; verbs that create or change
- *   fail with EIO, destroys succeed; the mappings stay, the engine page
+ *   fail with EIO, destroys succeed; the mappings stay, the device page
  *   reads as the zero page, writes go somewhere harmless, and no new
  *   mapping can be made; the tools exit by themselves; dmesg stays clean;
  *   the module loads again and moves data.
@@ -632,8 +632,8 @@ static int dev_maps(struct dev_map *m, int max)
 	return n;
 }
 
-/* The engine page: read only, one page. */
-static bool is_engine(const struct dev_map *m)
+/* The device page: read only, one page. */
+static bool is_device_page(const struct dev_map *m)
 {
 	return m->r && !m->w && m->end - m->start == 4096;
 }
@@ -645,14 +645,14 @@ static uint32_t word_at(uintptr_t addr)
 
 /*
  * After the unload: every mapping still there, readable ones read (the
- * engine page as zeros), writable ones take a store in every page, and
+ * device page as zeros), writable ones take a store in every page, and
  * the device maps nothing new. Returns how many mappings it touched.
  */
 static int touch_dead_maps(struct __test_metadata *_metadata,
 			   struct ibv_context *ctx)
 {
 	struct dev_map m[64];
-	int n = dev_maps(m, 64), engines = 0;
+	int n = dev_maps(m, 64), dev_pages = 0;
 
 	for (int i = 0; i < n; i++) {
 		for (uintptr_t a = m[i].start; a < m[i].end; a += 4096) {
@@ -661,13 +661,13 @@ static int touch_dead_maps(struct __test_metadata *_metadata,
 			if (m[i].w)
 				*(volatile uint32_t *)(a + 64) = 0x5a5a5a5a;
 		}
-		if (!is_engine(&m[i]))
+		if (!is_device_page(&m[i]))
 			continue;
-		engines++;
+		dev_pages++;
 		for (uintptr_t a = m[i].start; a < m[i].end; a += 4)
 			if (word_at(a)) {
 				EXPECT_EQ(0, word_at(a))
-					TH_LOG("engine page word %#lx",
+					TH_LOG("device page word %#lx",
 					       (unsigned long)(a - m[i].start));
 				break;
 			}
@@ -675,7 +675,7 @@ static int touch_dead_maps(struct __test_metadata *_metadata,
 					  ctx->cmd_fd, (off_t)m[i].off));
 		EXPECT_EQ(EIO, errno);
 	}
-	EXPECT_LE(2, engines);
+	EXPECT_LE(2, dev_pages);
 	return n;
 }
 
@@ -877,7 +877,7 @@ TEST_F_TIMEOUT(unload, under_traffic, 180)
 	struct holder h = {};
 	struct tool_run t = {};
 	struct dev_map maps[64];
-	int n, engines = 0, st, ret;
+	int n, dev_pages = 0, st, ret;
 
 	ret = holder_open(&h);
 	ASSERT_EQ(0, ret) TH_LOG("%s", rc_err);
@@ -895,12 +895,12 @@ TEST_F_TIMEOUT(unload, under_traffic, 180)
 	EXPECT_LE(3, mod_refcnt("softhca_wakefd"));
 	n = dev_maps(maps, 64);
 	for (int i = 0; i < n; i++) {
-		if (!is_engine(&maps[i]))
+		if (!is_device_page(&maps[i]))
 			continue;
-		engines++;
-		EXPECT_EQ(SOFTHCA_ENGINE_LIVE, word_at(maps[i].start + 4));
+		dev_pages++;
+		EXPECT_EQ(SOFTHCA_DEVICE_LIVE, word_at(maps[i].start + 4));
 	}
-	EXPECT_EQ(2, engines);
+	EXPECT_EQ(2, dev_pages);
 
 	ASSERT_EQ(0, unload(_metadata, variant->link_del));
 	check_told(_metadata, &h);

@@ -100,7 +100,8 @@ static int raw_send(struct rc_end *e, uint64_t wr_id, void *addr,
 	sq->wrs.head++;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	q->dbr->snd_counter = htobe32(sq->cur_post & SOFTHCA_WQ_DBR_MASK);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* The hint that names the QP, as the provider rings it. */
+	softhca_db_hint_set(&q->db);
 	return engine_wake_method(e->ctx);
 }
 

@@ -8,7 +8,8 @@
  *   idle_qps [-d DEV] [-n QPS] [-t SECONDS] [-k COMM]
  *
  * The engine's CPU time is read from /proc/<pid>/schedstat (run time in ns)
- * of every task whose comm is COMM (default softhca_engine), or from the
+ * of every task whose comm starts with COMM (default softhca_engine: the
+ * threads are softhca_engine0, 1, ...), or from the
  * utime + stime ticks of /proc/<pid>/stat when schedstat is missing. Output,
  * one line per phase, for scripts/bench-guest:
  *
@@ -31,6 +32,8 @@
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+#include "qpset.h"
 
 static const char *comm_want = "softhca_engine";
 
@@ -111,7 +114,8 @@ static void sample(struct sample *s)
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		if (read_line(path, comm, sizeof(comm)) || strcmp(comm, comm_want))
+		if (read_line(path, comm, sizeof(comm)) ||
+		    strncmp(comm, comm_want, strlen(comm_want)))
 			continue;
 		if (task_ns(de->d_name, &ns, &ss))
 			continue;
@@ -158,83 +162,6 @@ static int measure(int nqps, double seconds)
 	return 0;
 }
 
-/* Index of a RoCE v2 GID holding an IPv4-mapped address, or -1. */
-static int roce_v2_ipv4_gid(struct ibv_context *ctx, union ibv_gid *gid)
-{
-	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
-	struct ibv_port_attr pa;
-
-	if (ibv_query_port(ctx, 1, &pa))
-		return -1;
-	for (int i = 0; i < pa.gid_tbl_len; i++) {
-		struct ibv_gid_entry e;
-
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
-			continue;
-		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    !memcmp(e.gid.raw, v4mapped, sizeof(v4mapped))) {
-			*gid = e.gid;
-			return i;
-		}
-	}
-	return -1;
-}
-
-static int to_rts(struct ibv_qp *qp, uint32_t dest_qpn, int sgid, const union ibv_gid *dgid)
-{
-	struct ibv_qp_attr a;
-	int mask;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
-	if (ibv_modify_qp(qp, &a, mask))
-		return -1;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest_qpn;
-	a.rq_psn = 0;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *dgid;
-	a.ah_attr.grh.sgid_index = (uint8_t)sgid;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-	       IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	if (ibv_modify_qp(qp, &a, mask))
-		return -1;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 0;
-	a.max_rd_atomic = 1;
-	mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-	       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
-	return ibv_modify_qp(qp, &a, mask) ? -1 : 0;
-}
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	return ctx;
-}
-
 static void usage(void)
 {
 	fprintf(stderr, "usage: idle_qps [-d DEV] [-n QPS (even)] [-t SECONDS] [-k COMM]\n");
@@ -243,84 +170,35 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	const char *dev = "shca0";
-	int nqps = 100, gidx, opt, ret = 1;
+	struct qpset_cfg c = { .dev = "shca0", .nqp = 100, .ncq = 1,
+			       .depth = 16, .buf_size = 4096 };
 	double seconds = 5.0;
-	struct ibv_context *ctx;
-	struct ibv_pd *pd = NULL;
-	struct ibv_cq *cq = NULL;
-	struct ibv_qp **qp;
-	union ibv_gid gid;
+	struct qpset s;
+	int opt, ret;
 
 	while ((opt = getopt(argc, argv, "d:n:t:k:")) != -1) {
 		switch (opt) {
-		case 'd': dev = optarg; break;
-		case 'n': nqps = atoi(optarg); break;
+		case 'd': c.dev = optarg; break;
+		case 'n': c.nqp = atoi(optarg); break;
 		case 't': seconds = atof(optarg); break;
 		case 'k': comm_want = optarg; break;
 		default: usage();
 		}
 	}
-	if (nqps < 0 || nqps % 2 || seconds <= 0)
+	if (c.nqp < 2 || c.nqp % 2 || seconds <= 0)
 		usage();
 
 	/* Reference: the device exists, nothing of ours is open yet. */
 	if (measure(0, seconds))
 		return 1;
-
-	qp = calloc((size_t)nqps + 1, sizeof(*qp));
-	ctx = open_dev(dev);
-	if (!qp || !ctx) {
-		fprintf(stderr, "idle_qps: cannot open %s\n", dev);
+	/* Every QP in RTS, connected in pairs, no traffic. */
+	if (qpset_open(&s, &c)) {
+		fprintf(stderr, "idle_qps: %s\n", qpset_err);
 		return 1;
-	}
-	gidx = roce_v2_ipv4_gid(ctx, &gid);
-	pd = ibv_alloc_pd(ctx);
-	cq = ibv_create_cq(ctx, 2 * nqps + 1, NULL, NULL, 0);
-	if (gidx < 0 || !pd || !cq) {
-		fprintf(stderr, "idle_qps: %s: no RoCE v2 IPv4 GID, PD or CQ\n", dev);
-		goto out;
-	}
-	for (int i = 0; i < nqps; i++) {
-		struct ibv_qp_init_attr ia = {
-			.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-			.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-				 .max_send_sge = 1, .max_recv_sge = 1 },
-		};
-
-		qp[i] = ibv_create_qp(pd, &ia);
-		if (!qp[i]) {
-			fprintf(stderr, "idle_qps: create_qp %d: %s\n", i, strerror(errno));
-			goto out;
-		}
-	}
-	for (int i = 0; i < nqps; i++) {
-		if (to_rts(qp[i], qp[i ^ 1]->qp_num, gidx, &gid)) {
-			fprintf(stderr, "idle_qps: QP %d to RTS: %s\n", i, strerror(errno));
-			goto out;
-		}
-	}
-	for (int i = 0; i < nqps; i++) {
-		struct ibv_qp_attr a;
-		struct ibv_qp_init_attr ia;
-
-		if (ibv_query_qp(qp[i], &a, IBV_QP_STATE, &ia) || a.qp_state != IBV_QPS_RTS) {
-			fprintf(stderr, "idle_qps: QP %d not in RTS\n", i);
-			goto out;
-		}
 	}
 	/* Let anything the setup started settle before measuring. */
 	usleep(500000);
-	ret = measure(nqps, seconds) ? 1 : 0;
-out:
-	for (int i = 0; i < nqps; i++)
-		if (qp[i])
-			ibv_destroy_qp(qp[i]);
-	if (cq)
-		ibv_destroy_cq(cq);
-	if (pd)
-		ibv_dealloc_pd(pd);
-	ibv_close_device(ctx);
-	free(qp);
+	ret = measure(c.nqp, seconds) ? 1 : 0;
+	qpset_close(&s);
 	return ret;
 }

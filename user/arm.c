@@ -29,15 +29,15 @@ int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	/* Step 5: push the write-combined store out. */
 	mmio_flush_writes();
 	/*
-	 * A polling engine sees the new word by itself, and a CQE written
-	 * from now on is checked against it. Only CQEs already there need
-	 * the engine to look now: the arm store before that look (pairs with
-	 * the engine's barrier between a CQE's owner byte and its arm load).
-	 * With none, a sleeping engine is left asleep: no system call.
+	 * A CQE written from now on is checked against the new word by the
+	 * CQE writer. Only CQEs already there need the engine to look now:
+	 * the arm store before that look (pairs with the engine's barrier
+	 * between a CQE's owner byte and its arm load), then the CQ's
+	 * doorbell slot. With none, no hint and no system call.
 	 */
 	udma_full_barrier();
 	if (softhca_cqe_get_sw(cq->ring, ci, cq->cqe_cnt))
-		softhca_wakeup_check(ctx);
+		softhca_db_ring(ctx, &cq->db);
 	return 0;
 }
 

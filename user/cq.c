@@ -89,6 +89,12 @@ struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
 	cq->ring = cq->map;
 	cq->dbr = (struct softhca_cq_dbr *)((uint8_t *)cq->map +
 					    resp.drv.dbr_offset);
+	ret = softhca_db_hint_init(ctx, &cq->db, resp.drv.db_slot,
+				   resp.drv.db_thread);
+	if (ret) {
+		munmap(cq->map, cq->map_size);
+		goto err_destroy;
+	}
 	return &cq->ibv_cq;
 
 err_destroy:

@@ -2,11 +2,12 @@
 /*
  * engine.c - waking the HCA engine (design.md §5).
  *
- * After a doorbell, softhca_wakeup_check() (softhca.h) issues a full barrier
- * and reads NEED_WAKEUP from the engine page; only if the engine went to
- * sleep does it come here. The kernel runs this context's pending doorbells
- * in our thread before it returns, so a cold post does not wait for a
- * kernel thread to be scheduled.
+ * After a doorbell, softhca_db_ring() (softhca.h) rings the QP's or CQ's
+ * hint in the context's doorbell area, issues a full barrier and reads the
+ * NEED_WAKEUP flag of the hint's engine thread; only if that thread does not
+ * watch the area (it let it go, or it sleeps) does it come here. The kernel
+ * runs this context's pending doorbells in our thread before it returns, so
+ * a cold post does not wait for a kernel thread to be scheduled.
  *
  * The call is fsync() on the context's wake fd, which the first call opens
  * (the driver method WAKE_FD_OPEN). While both CPUs

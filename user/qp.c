@@ -178,7 +178,11 @@ static int qp_map(struct softhca_context *ctx, struct softhca_qp *qp,
 		  const struct ibv_qp_cap *cap)
 {
 	uint8_t *map;
+	int ret;
 
+	ret = softhca_db_hint_init(ctx, &qp->db, r->db_slot, r->db_thread);
+	if (ret)
+		return ret;
 	qp->map_size = r->mmap_size;
 	map = mmap(NULL, qp->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		   ctx->vctx.context.cmd_fd, (off_t)r->mmap_offset);
@@ -236,12 +240,6 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 		errno = EINVAL;
 		return NULL;
 	}
-	/* Without the engine page a doorbell could be lost (design.md §5). */
-	if (!ctx->engine) {
-		errno = EPROTO;
-		return NULL;
-	}
-
 	qp = calloc(1, sizeof(*qp));
 	if (!qp) {
 		errno = ENOMEM;

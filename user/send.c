@@ -226,7 +226,7 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	softhca_unlock(&sq->lock);
 
 	if (nreq)
-		softhca_wakeup_check(ctx);
+		softhca_db_ring(ctx, &qp->db);
 	if (err)
 		*bad_wr = wr;
 	return err;

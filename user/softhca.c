@@ -83,8 +83,8 @@ static void unmap_pages(struct softhca_context *ctx)
 {
 	if (ctx->uar)
 		munmap(ctx->uar, ctx->uar_size);
-	if (ctx->engine)
-		munmap((void *)ctx->engine, ctx->engine_size);
+	if (ctx->dev_page)
+		munmap((void *)ctx->dev_page, ctx->page_size);
 }
 
 static struct verbs_context *softhca_alloc_context(struct ibv_device *ibdev,
@@ -131,39 +131,43 @@ static struct verbs_context *softhca_alloc_context(struct ibv_device *ibdev,
 	ctx->max_inline_data = resp.drv.max_inline_data;
 	ctx->max_cqe = resp.drv.max_cqe;
 
-	/* The mmap granule must be a power-of-two multiple of our page. */
+	/* The mmap granule must be a power-of-two multiple of our page, and
+	 * the doorbell area must fit behind the UAR page. */
 	if (sys_page <= 0 || ctx->page_size < (unsigned long)sys_page ||
 	    (ctx->page_size & (ctx->page_size - 1)) ||
-	    resp.drv.uar_mmap_offset % ctx->page_size) {
+	    resp.drv.uar_mmap_offset % ctx->page_size ||
+	    resp.drv.uar_mmap_size % ctx->page_size ||
+	    resp.drv.uar_mmap_size < ctx->page_size + SOFTHCA_DB_AREA_SIZE) {
 		errno = EPROTO;
 		goto err_uninit;
 	}
 
-	ctx->uar_size = ctx->page_size;
-	ctx->uar = mmap(NULL, ctx->uar_size, PROT_WRITE, MAP_SHARED, cmd_fd,
-			(off_t)resp.drv.uar_mmap_offset);
+	ctx->uar_size = resp.drv.uar_mmap_size;
+	ctx->uar = mmap(NULL, ctx->uar_size, PROT_READ | PROT_WRITE,
+			MAP_SHARED, cmd_fd, (off_t)resp.drv.uar_mmap_offset);
 	if (ctx->uar == MAP_FAILED) {
 		ctx->uar = NULL;
 		goto err_uninit;
 	}
+	ctx->db = (struct softhca_db_area *)((uint8_t *)ctx->uar +
+					     ctx->page_size);
 
-	/* The engine flags page (design.md §5), if this kernel has one (a
-	 * shorter response leaves the offset 0). Only QPs need it. */
-	if (resp.drv.engine_mmap_offset) {
+	/* The device page, if this kernel has one (a shorter response leaves
+	 * the offset 0): it tells the data path the device is gone. */
+	if (resp.drv.dev_mmap_offset) {
 		void *p;
 
-		if (resp.drv.engine_mmap_offset % ctx->page_size) {
+		if (resp.drv.dev_mmap_offset % ctx->page_size) {
 			errno = EPROTO;
 			goto err_unmap;
 		}
-		ctx->engine_size = ctx->page_size;
-		p = mmap(NULL, ctx->engine_size, PROT_READ, MAP_SHARED, cmd_fd,
-			 (off_t)resp.drv.engine_mmap_offset);
+		p = mmap(NULL, ctx->page_size, PROT_READ, MAP_SHARED, cmd_fd,
+			 (off_t)resp.drv.dev_mmap_offset);
 		if (p == MAP_FAILED)
 			goto err_unmap;
-		ctx->engine = p;
-		if (ctx->engine->live == SOFTHCA_ENGINE_LIVE)
-			ctx->engine_live = &ctx->engine->live;
+		ctx->dev_page = p;
+		if (ctx->dev_page->live == SOFTHCA_DEVICE_LIVE)
+			ctx->dev_live = &ctx->dev_page->live;
 	}
 
 	ctx->wake_fd = env_flag("SOFTHCA_NO_WAKE_FD") ?

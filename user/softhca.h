@@ -16,6 +16,7 @@
 #ifndef SOFTHCA_H
 #define SOFTHCA_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -98,16 +99,17 @@ struct softhca_context {
 	struct verbs_context vctx;
 
 	/* This context's UAR page: CQ doorbell and BlueFlame buffers
-	 * (softhca-queue.h). Mapped write-only for the context's lifetime. */
+	 * (softhca-queue.h), followed in the same mapping by its doorbell
+	 * area (db), for the context's lifetime. */
 	void *uar;
 	size_t uar_size;
+	struct softhca_db_area *db;
 
-	/* The device's engine flags page, read-only; NULL if the kernel
-	 * offered none (then no QP can be created). */
-	const struct softhca_engine_page *engine;
-	size_t engine_size;
-	/* Its live word if this kernel sets one (softhca_device_gone()). */
-	const uint32_t *engine_live;
+	/* The device page, read-only; its live word says whether the device
+	 * is still there (softhca_device_gone()). NULL if the kernel offered
+	 * none. */
+	const struct softhca_device_page *dev_page;
+	const uint32_t *dev_live;
 
 	/* The wake fd (engine.c): SOFTHCA_WAKE_FD_NONE until the first
 	 * wake-up call opens it, SOFTHCA_WAKE_FD_NOT_AVAILABLE if the kernel
@@ -150,6 +152,13 @@ struct softhca_pd {
 	uint32_t pdn;
 };
 
+/* A QP's or CQ's doorbell slot in the context's doorbell area. */
+struct softhca_db_hint {
+	uint8_t *slot;
+	uint8_t *group;
+	struct softhca_db_thread *thread;
+};
+
 struct softhca_cq {
 	struct ibv_cq ibv_cq;
 	struct softhca_lock lock;
@@ -162,6 +171,7 @@ struct softhca_cq {
 	uint32_t cons_index;		/* under lock; read by req_notify */
 	uint32_t arm_sn;		/* cq_event increments it */
 	struct softhca_qp *last_qp;	/* lookup cache, under lock */
+	struct softhca_db_hint db;	/* rung by an arm finding CQEs */
 };
 
 /*
@@ -199,6 +209,7 @@ struct softhca_qp {
 	bool sig_all;			/* sq_sig_all */
 	bool wqe_sig;			/* WQE signatures granted */
 	struct softhca_qp_dbr *dbr;
+	struct softhca_db_hint db;	/* rung after every SQ doorbell */
 	void *map;
 	size_t map_size;
 	struct softhca_sq sq;
@@ -254,31 +265,55 @@ static inline struct softhca_qp *softhca_find_qp(struct softhca_context *ctx,
 void softhca_wake_fd_close(struct softhca_context *ctx);
 int softhca_wakeup_call(struct softhca_context *ctx);
 
-/*
- * After a doorbell (design.md §5): full barrier between the doorbell store
- * and the NEED_WAKEUP load, then one wake-up call only if the engine is
- * asleep. The engine does the mirror image before it sleeps.
- */
-static inline void softhca_wakeup_check(struct softhca_context *ctx)
+/* The hint of doorbell slot @slot served by engine thread @thread, or
+ * EPROTO if the kernel named one outside the area. */
+static inline int softhca_db_hint_init(struct softhca_context *ctx,
+				       struct softhca_db_hint *h,
+				       uint32_t slot, uint32_t thread)
 {
-	if (!ctx->engine)
-		return;
+	if (slot >= SOFTHCA_DB_SLOTS || thread >= SOFTHCA_DB_MAX_THREADS)
+		return EPROTO;
+	h->slot = &ctx->db->slot[slot];
+	h->group = &ctx->db->group[slot >> SOFTHCA_DB_GROUP_SHIFT];
+	h->thread = &ctx->db->thread[thread];
+	return 0;
+}
+
+/*
+ * After a doorbell record store (design.md §5, §10): the hint that names the
+ * slot (slot, group, thread, each a release store after the record), a full
+ * barrier between it and the NEED_WAKEUP load, then one wake-up call only
+ * if the slot's engine thread does not watch this area. The engine does
+ * the mirror image before it lets the area go.
+ */
+static inline void softhca_db_hint_set(const struct softhca_db_hint *h)
+{
+	__atomic_store_n(h->slot, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(h->group, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->thread->pending, 1, __ATOMIC_RELEASE);
+}
+
+static inline void softhca_db_ring(struct softhca_context *ctx,
+				   const struct softhca_db_hint *h)
+{
+	softhca_db_hint_set(h);
+	/* The hint before the flag load (design.md §5: both barriers). */
 	udma_full_barrier();
-	if (__atomic_load_n(&ctx->engine->flags, __ATOMIC_RELAXED) &
+	if (__atomic_load_n(&h->thread->flags, __ATOMIC_RELAXED) &
 	    SOFTHCA_ENGINE_NEED_WAKEUP)
 		softhca_wakeup_call(ctx);
 }
 
 /*
  * Is the device gone (disassociated: removed, or its module unloaded)?
- * Then the kernel has replaced our mapping of the engine page with the
+ * Then the kernel has replaced our mapping of the device page with the
  * zero page, where the live word reads 0. No system call.
  */
 static inline bool softhca_device_gone(const struct softhca_context *ctx)
 {
-	return ctx->engine_live &&
-	       __atomic_load_n(ctx->engine_live, __ATOMIC_RELAXED) !=
-	       SOFTHCA_ENGINE_LIVE;
+	return ctx->dev_live &&
+	       __atomic_load_n(ctx->dev_live, __ATOMIC_RELAXED) !=
+	       SOFTHCA_DEVICE_LIVE;
 }
 
 /* query.c */

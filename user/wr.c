@@ -285,7 +285,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 				b->last_inl);
 	softhca_unlock(&qp->sq.lock);
 	if (nreq)
-		softhca_wakeup_check(ctx);
+		softhca_db_ring(ctx, &qp->db);
 	return err;
 }
 

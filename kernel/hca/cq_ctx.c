@@ -7,8 +7,9 @@
  * refcount_inc_not_zero(); DESTROY_CQ erases the CQN, waits until every
  * reference (lookups in flight, QPs) is put and frees the context after an
  * RCU grace period. The ring and the doorbell record belong to the driver,
- * which keeps them alive until DESTROY_CQ has returned. Every CQ is on the
- * engine's CQ list, which watches its arm word (cqe.c).
+ * which keeps them alive until DESTROY_CQ has returned. Every CQ has a
+ * doorbell slot in its UAR's area: an arm that finds CQEs waiting rings it,
+ * and the engine then evaluates the arm word (cqe.c).
  */
 #include <linux/log2.h>
 #include <linux/slab.h>
@@ -20,6 +21,7 @@ int hca_cmd_create_cq(struct hca *hca, const void *inbox, void *outbox)
 	const struct hca_cmd_create_cq_in *in = inbox;
 	struct hca_cmd_create_cq_out *out = outbox;
 	const struct hca_caps *caps = hca->caps;
+	struct hca_db_area *db;
 	struct hca_cq *cq;
 	void *old;
 	u32 cqn;
@@ -27,6 +29,9 @@ int hca_cmd_create_cq(struct hca *hca, const void *inbox, void *outbox)
 
 	/* Completion events go to a completion EQ, never the async one. */
 	if (!in->ring || !in->dbr || !hca_eq_is_comp(hca, in->eqn))
+		return -EINVAL;
+	db = hca_uar_db(hca, in->uar_index);
+	if (!db)
 		return -EINVAL;
 	/* At most max_cqe + 1 entries (one slot is never filled). */
 	if (in->log_size > 31 ||
@@ -48,25 +53,36 @@ int hca_cmd_create_cq(struct hca *hca, const void *inbox, void *outbox)
 	init_completion(&cq->free);
 	spin_lock_init(&cq->lock);
 
+	err = hca_db_slot_alloc(db, &cq->db, HCA_DB_CQ);
+	if (err) {
+		kfree(cq);
+		return err;
+	}
 	/* Reserve the CQN, fill it in, then publish the context. */
 	err = xa_alloc_cyclic(&hca->cqs, &cqn, NULL,
 			      XA_LIMIT(1, caps->max_cq), &hca->cq_next,
 			      GFP_KERNEL);
 	if (err < 0) {
-		kfree(cq);
-		return err == -EBUSY ? -ENOSPC : err;
+		err = err == -EBUSY ? -ENOSPC : err;
+		goto err_slot;
 	}
 	cq->cqn = cqn;
-	hca_engine_cq_init(cq);
 	old = xa_store(&hca->cqs, cqn, cq, GFP_KERNEL);
 	if (xa_is_err(old)) {
 		xa_erase(&hca->cqs, cqn);
-		hca_engine_cq_fini(cq);
-		kfree(cq);
-		return xa_err(old);
+		err = xa_err(old);
+		goto err_slot;
 	}
+	hca_db_publish(&cq->db);
 	out->cqn = cqn;
+	out->db_slot = cq->db.slot;
+	out->db_thread = cq->db.thread;
 	return 0;
+
+err_slot:
+	hca_db_slot_free(&cq->db);
+	kfree(cq);
+	return err;
 }
 
 int hca_cmd_destroy_cq(struct hca *hca, const void *inbox, void *outbox)
@@ -83,8 +99,8 @@ int hca_cmd_destroy_cq(struct hca *hca, const void *inbox, void *outbox)
 	}
 	__xa_erase(&hca->cqs, in->cqn);
 	xa_unlock(&hca->cqs);
-	/* The engine stops watching the arm word before the record goes. */
-	hca_engine_cq_fini(cq);
+	/* No claim finds it now; one that did holds a reference. */
+	hca_db_slot_free(&cq->db);
 
 	if (!refcount_dec_and_test(&cq->users))
 		wait_for_completion(&cq->free);

@@ -1,27 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softhca HCA model: the engine. It takes doorbells and executes send
- * queues (requester.c, responder.c), flushes QPs in ERR and retries WQEs
- * waiting for an RNR or ACK timer. See Documentation/engine.md.
+ * softhca HCA model: the engine threads. They find work through the
+ * doorbell areas they watch and their run lists (exec.c, design.md §10),
+ * execute send queues (requester.c, responder.c), flush QPs in ERR and
+ * retry WQEs whose timers expired. See Documentation/engine.md.
  *
- * One engine thread serves every HCA of the module: requester and
- * responder of a local transfer may sit on two devices, and on a small
- * machine one polling thread is all the CPU the engine should take. While
- * work flows it polls the send doorbell records (the truth; a UAR store is
- * never looked at) of every QP, with no system call from the application.
- * When idle for engine_idle_us, or when another task has wanted its CPU
- * for engine_yield_us, it sets SOFTHCA_ENGINE_NEED_WAKEUP in every HCA's
- * engine page, issues a full barrier, re-checks every doorbell and only
- * then sleeps. A provider that rang a doorbell issues a full barrier, loads
- * the flag and, if set, makes the wake-up call (fsync on its wake fd, or
- * the ENGINE_WAKE method): hca_wakeup_call() runs
- * the pending work in the caller's context and, if the calls keep coming,
- * restarts the polling thread.
- *
- * Any executor (the thread, a wake-up caller, a firmware command) runs a QP
- * only with its exec_lock, which is trylocked: whoever holds it re-checks
- * the QP's doorbells after unlocking, so a doorbell seen by a caller that
- * failed the trylock is never left behind.
+ * engine_threads threads (one on a small machine) share every HCA of the
+ * module: each serves its own range of every doorbell area's slots, so a
+ * QP always has the same thread, and a requester and responder on two
+ * devices need nothing else. While work flows a thread polls the areas it
+ * watches, with no system call from the application. An area whose hints
+ * stop for the idle window is let go: the thread raises that area's
+ * NEED_WAKEUP flag for itself, issues a full barrier and looks at the
+ * area once more. When the thread has had no work for engine_idle_us, or
+ * another task has wanted its CPU for engine_yield_us, it raises the flag
+ * of every area it still watches the same way and sleeps. A provider that
+ * rang a doorbell issues a full barrier, loads its area's flag for the
+ * QP's thread and, if set, makes the wake-up call (fsync on its wake fd,
+ * or the ENGINE_WAKE method): hca_wakeup_call() runs that area's pending
+ * work in the caller's context, hands the area to the thread and, if the
+ * calls keep coming, restarts its polling.
  */
 #include <linux/cpumask.h>
 #include <linux/hrtimer.h>
@@ -34,6 +32,15 @@
 #include <linux/slab.h>
 
 #include "engine.h"
+
+static unsigned int engine_threads;
+module_param(engine_threads, uint, 0444);
+MODULE_PARM_DESC(engine_threads,
+		 "Engine threads sharing the doorbell slots of every device (default 0: one per 4 online CPUs at load, at least 1, at most 8)");
+
+unsigned int hca_engine_nr_threads = 1;
+struct hca_engine_thread *hca_engine_threads;
+
 
 /*
  * 1 ms: in the TCG test VM a busy-polling application often stops posting
@@ -126,10 +133,10 @@ HCA_COUNTER(engine_backoffs, "Times the engine thread backed off (CPU wanted)");
 HCA_COUNTER(engine_moves, "Times the engine thread left a CPU another task wanted");
 HCA_COUNTER(engine_yields, "Times the engine thread yielded its CPU with the flag up");
 
-#define HCA_QP_BUDGET		64	/* WQEs of one QP per turn */
-#define HCA_FLUSH_BUDGET	1024	/* flush CQEs of one queue per turn */
-#define HCA_RECHECK_TRIES	4	/* re-runs of a QP by a non-engine executor */
+
 #define HCA_ERR_POLL_NS	(10 * NSEC_PER_MSEC)
+/* Hints of one area per pass: a flood of them waits its turn. */
+#define HCA_AREA_BUDGET		16
 #define HCA_SLEEP_SLACK_NS	(5 * NSEC_PER_USEC)
 #define HCA_STUCK_NS		(50 * NSEC_PER_USEC)
 #define HCA_BACKOFF_MAX_SHIFT	4	/* up to 16 x engine_backoff_us */
@@ -145,372 +152,248 @@ HCA_COUNTER(engine_yields, "Times the engine thread yielded its CPU with the fla
  */
 #define HCA_WATCH_STEP_NS	(20 * NSEC_PER_USEC)
 
-DEFINE_SRCU(hca_engine_srcu);
-
-enum hca_engine_state {
-	HCA_ENG_POLLING,
-	HCA_ENG_IDLE,		/* asleep until a wake-up call or a timer */
-	HCA_ENG_BACKOFF,	/* asleep for engine_backoff_us: CPU wanted */
-};
-
 static struct {
-	struct mutex lock;		/* start/stop; writers of @hcas */
-	struct list_head hcas;		/* struct hca_engine_dev, SRCU */
+	struct mutex lock;		/* start/stop */
 	unsigned int nr_hcas;
-	struct task_struct *task;
-	struct hca_exec_ctx *ctx;	/* the thread's */
-	int state;			/* enum hca_engine_state, by the thread */
-	atomic_t poll_req;		/* "go back to polling" */
-	unsigned int backoff_shift;	/* period = engine_backoff_us << it */
-	unsigned int idle_shift;	/* window = engine_idle_us << it */
-	cpumask_var_t away;		/* scratch mask of hca_engine_move() */
-	s64 moved_at;			/* local_clock() of the last move */
-	s64 polling_since;		/* when the thread last resumed polling */
-	atomic64_t last_wake;		/* ktime ns of the last wake-up call */
 } hca_eng = {
 	.lock = __MUTEX_INITIALIZER(hca_eng.lock),
-	.hcas = LIST_HEAD_INIT(hca_eng.hcas),
 };
 
-/* What a look over the QPs found besides work to do. */
-struct hca_scan {
-	s64 now;		/* ktime, read when first needed (0: not yet) */
-	s64 next;		/* earliest retry deadline ahead, or S64_MAX */
-	bool err_qps;		/* some QP is in ERR: its RQ may be posted to */
+/* Hints each thread claimed in its passes, "n0,n1,...": where work went. */
+static int hca_engine_claims_get(char *buf, const struct kernel_param *kp)
+{
+	unsigned int t;
+	int len = 0;
+
+	mutex_lock(&hca_eng.lock);
+	for (t = 0; hca_engine_threads && t < hca_engine_nr_threads; t++)
+		len += sysfs_emit_at(buf, len, "%s%lu", t ? "," : "",
+				     READ_ONCE(hca_engine_threads[t].claims));
+	mutex_unlock(&hca_eng.lock);
+	return len + sysfs_emit_at(buf, len, "\n");
+}
+
+static const struct kernel_param_ops hca_engine_claims_ops = {
+	.set = hca_pcpu_counter_set,
+	.get = hca_engine_claims_get,
 };
+module_param_cb(engine_claims, &hca_engine_claims_ops, NULL, 0444);
+MODULE_PARM_DESC(engine_claims,
+		 "Doorbell hints each engine thread claimed, comma separated");
 
-static void hca_scan_init(struct hca_scan *scan)
-{
-	scan->now = 0;
-	scan->next = S64_MAX;
-	scan->err_qps = false;
-}
+/* ---- waking a thread ------------------------------------------------------ */
 
-/*
- * The clock of retry deadlines and sleeps. Read only when a deadline is
- * involved: in the TCG test VM the clocksource is the emulated HPET, and a
- * read costs more than a whole pass over the doorbells.
- */
-static s64 hca_scan_now(struct hca_scan *scan)
-{
-	if (!scan->now)
-		scan->now = ktime_get_ns();
-	return scan->now;
-}
-
-/*
- * Would running @qp make progress now? Lockless: reads the doorbell records
- * and the engine's consumer counters.
- */
-static __always_inline bool hca_qp_has_work(struct hca_qp *qp,
-					     struct hca_scan *scan)
-{
-	enum hca_qp_state state = READ_ONCE(qp->state);
-	struct hca_engine_qp *e = qp->eng;
-	s64 until;
-
-	switch (state) {
-	case HCA_QPS_RTS:
-	case HCA_QPS_SQD:
-		if (hca_sq_posted(qp) == READ_ONCE(qp->sq_ci))
-			return false;
-		until = READ_ONCE(e->wait_until);
-		if (until) {
-			if (hca_scan_now(scan) < until) {
-				scan->next = min(scan->next, until);
-				return false;
-			}
-			return true;
-		}
-		/* SQD: a WQE not started yet is not started. */
-		return state == HCA_QPS_RTS;
-	case HCA_QPS_ERR:
-		scan->err_qps = true;
-		return hca_sq_posted(qp) != READ_ONCE(qp->sq_ci) ||
-		       (qp->rq_wqe_cnt &&
-			hca_rq_posted(qp) != READ_ONCE(qp->rq_ci));
-	default:
-		return false;
-	}
-}
-
-/*
- * An error the QP reports with an error CQE moves it to ERR; that is all a
- * ConnectX does for those (no async event; a responder that refuses an RDMA
- * request consumes no receive and raises one: hca_resp_nak_rdma()). Returns whether this call moved
- * it there.
- */
-bool hca_qp_set_err(struct hca_qp *qp)
-{
-	unsigned long flags;
-	bool moved = false;
-
-	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->state != HCA_QPS_RESET && qp->state != HCA_QPS_ERR) {
-		qp->state = HCA_QPS_ERR;
-		moved = true;
-	}
-	spin_unlock_irqrestore(&qp->lock, flags);
-	hca_engine_timer_changed();
-	return moved;
-}
-
-/*
- * An error no CQE can report (its CQ overran): the QP goes to ERR and the
- * owner learns it from the affiliated async event IBV_EVENT_QP_FATAL.
- */
-void hca_qp_fatal(struct hca_qp *qp)
-{
-	if (hca_qp_set_err(qp))
-		hca_eq_qp_event(qp->hca, SOFTHCA_EVENT_TYPE_WQ_CATAS_ERROR,
-				 qp->qpn, SOFTHCA_EVENT_QUEUE_TYPE_QP);
-}
-
-void hca_engine_thread_wake(void)
+/* Back to polling: a wake-up call found traffic, or a kernel doorbell. */
+void hca_engine_thread_wake(struct hca_engine_thread *thr)
 {
 	struct task_struct *task;
 
-	atomic_set(&hca_eng.poll_req, 1);
+	atomic_set(&thr->poll_req, 1);
 	/* hca_engine_stop() clears task, then waits for RCU readers. */
 	rcu_read_lock();
-	task = READ_ONCE(hca_eng.task);
+	task = READ_ONCE(thr->task);
 	if (task)
 		wake_up_process(task);
 	rcu_read_unlock();
 }
 
 /*
- * A QP started waiting for a timer, or went to ERR (its RQ is then watched
- * on a slow timer): a sleeping engine thread must recompute its timeout.
- * The caller's store (wait_until, state) before our load of the engine's
- * state; pairs with the barrier between the thread's state store and its
- * scan in hca_engine_sleep(), so one of the two sees the other.
+ * Something was put on @thr's run or ERR list: a sleeping thread looks at
+ * it (and recomputes its timeout). The caller's list store before our load
+ * of the state; pairs with the barrier between the thread's state store
+ * and its look at the lists in hca_engine_sleep(). Any context.
  */
-void hca_engine_timer_changed(void)
+void hca_engine_thread_poke(struct hca_engine_thread *thr)
 {
 	struct task_struct *task;
 
-	/* The caller's wait_until or state store, then the engine's state. */
+	/* The caller's list store before our load of the thread's state. */
 	smp_mb();
-	if (READ_ONCE(hca_eng.state) == HCA_ENG_POLLING)
+	if (READ_ONCE(thr->state) == HCA_ENG_POLLING)
 		return;
 	rcu_read_lock();
-	task = READ_ONCE(hca_eng.task);
+	task = READ_ONCE(thr->task);
 	if (task)
 		wake_up_process(task);
 	rcu_read_unlock();
 }
 
-/* An error moved @qp (not the one executing) to ERR: flush it soon. */
-void hca_engine_defer(struct hca_exec_ctx *ctx, struct hca_qp *qp)
+/* ---- watching doorbell areas --------------------------------------------- */
+
+/*
+ * Hand @a to @thr (a wake-up call or the kernel found it unwatched and
+ * rang it): the thread watches it from its next pass. Any context.
+ */
+static void hca_area_join(struct hca_engine_thread *thr, struct hca_db_area *a)
 {
-	if (!ctx->deferred) {
-		refcount_inc(&qp->users);	/* the caller holds one */
-		ctx->deferred = qp;
-	} else if (ctx->deferred != qp) {
-		hca_engine_thread_wake();
+	struct hca_db_watch *w = &a->watch[thr->index];
+	unsigned long flags;
+
+	if (READ_ONCE(w->state) != HCA_DB_UNWATCHED)
+		return;
+	spin_lock_irqsave(&thr->lock, flags);
+	if (w->state == HCA_DB_UNWATCHED) {
+		list_add_tail(&w->node, &thr->join);
+		WRITE_ONCE(w->state, HCA_DB_JOINING);
 	}
-}
-
-/* Execute (or flush) @qp's queues; under exec_lock. */
-static bool hca_qp_exec(struct hca_exec_ctx *ctx, struct hca_qp *qp,
-			 bool *flush)
-{
-	struct hca_engine_qp *e = qp->eng;
-	unsigned int budget = HCA_QP_BUDGET;
-	bool progress = false;
-
-	while (budget--) {
-		enum hca_qp_state state = READ_ONCE(qp->state);
-		u16 posted = hca_sq_posted(qp);
-
-		if (state == HCA_QPS_ERR) {
-			*flush = true;
-			if (posted != qp->sq_ci) {
-				hca_sq_flush(qp, posted, HCA_FLUSH_BUDGET);
-				progress = true;
-			}
-			break;
-		}
-		if (posted == qp->sq_ci)
-			break;
-		if (state != HCA_QPS_RTS &&
-		    !(state == HCA_QPS_SQD && e->wait_kind != HCA_WAIT_NONE))
-			break;
-		/* The doorbell record, then the WQEs it covers. */
-		smp_rmb();
-		if (hca_sq_step(ctx, qp, posted, e->wait_kind ?
-				 ktime_get_ns() : 0) != HCA_STEP_DONE)
-			break;
-		progress = true;
-		/*
-		 * A preemption point per WQE, once its CQEs are out: the
-		 * responder trylocks resp_lock, so mutex_lock()'s might_sleep()
-		 * is no longer one.
-		 */
-		cond_resched();
-	}
-	return progress;
-}
-
-static bool hca_run_qp(struct hca_exec_ctx *ctx, struct hca_qp *qp);
-
-static void hca_run_deferred(struct hca_exec_ctx *ctx)
-{
-	struct hca_qp *qp;
-
-	while ((qp = ctx->deferred)) {
-		ctx->deferred = NULL;
-		hca_run_qp(ctx, qp);
-		hca_qp_put(qp);
-	}
+	spin_unlock_irqrestore(&thr->lock, flags);
 }
 
 /*
- * Run @qp if no other executor is running it. The engine thread polls, so
- * it comes back on its own; any other executor re-checks after unlocking,
- * and leaves a QP with endless traffic to the engine thread.
+ * The areas handed over since the last pass become watched; their flag
+ * follows the thread's state (up while it sleeps). Thread only, under
+ * watch_lock.
  */
-static bool hca_run_qp(struct hca_exec_ctx *ctx, struct hca_qp *qp)
+static void hca_area_take_joins(struct hca_engine_thread *thr, s64 now)
 {
-	struct hca_engine_qp *e = qp->eng;
-	unsigned int tries = HCA_RECHECK_TRIES;
-	struct hca_scan scan;
-	bool progress = false;
+	struct hca_db_watch *w, *tmp;
+	unsigned long flags;
+	LIST_HEAD(joined);
 
-	for (;;) {
-		bool flush = false;
+	if (list_empty(&thr->join))
+		return;
+	spin_lock_irqsave(&thr->lock, flags);
+	list_splice_init(&thr->join, &joined);
+	list_for_each_entry(w, &joined, node)
+		WRITE_ONCE(w->state, HCA_DB_WATCHED);
+	spin_unlock_irqrestore(&thr->lock, flags);
+	list_for_each_entry_safe(w, tmp, &joined, node) {
+		struct hca_db_area *a = container_of(w, struct hca_db_area,
+						     watch[thr->index]);
 
-		/*
-		 * Our doorbell loads vs. the holder's unlock and re-check: one
-		 * of the two sees the other (both sides have a full barrier).
-		 */
-		smp_mb();
-		if (!mutex_trylock(&e->exec_lock))
-			break;
-		progress |= hca_qp_exec(ctx, qp, &flush);
-		mutex_unlock(&e->exec_lock);
-		if (flush && qp->rq_wqe_cnt &&
-		    hca_rq_posted(qp) != READ_ONCE(qp->rq_ci)) {
-			hca_rq_flush(qp, HCA_FLUSH_BUDGET);
+		w->last_hint = now;
+		hca_db_set_need_wakeup(a, thr->index,
+				       thr->state != HCA_ENG_POLLING);
+	}
+	list_splice_tail(&joined, &thr->watched);
+}
+
+/*
+ * Stop watching @a: its flag goes up, then (full barrier, the mirror of the
+ * provider's) a last look. Returns false, still watching, if a hint came.
+ */
+static bool hca_area_unwatch(struct hca_engine_thread *thr,
+			     struct hca_db_area *a)
+{
+	struct hca_db_watch *w = &a->watch[thr->index];
+	unsigned long flags;
+
+	hca_db_set_need_wakeup(a, thr->index, true);
+	/* The flag before the last look; the provider: hint, mb, flag. */
+	smp_mb();
+	if (hca_db_pending(a, thr->index)) {
+		hca_db_set_need_wakeup(a, thr->index,
+				       thr->state != HCA_ENG_POLLING);
+		return false;
+	}
+	spin_lock_irqsave(&thr->lock, flags);
+	list_del_init(&w->node);
+	WRITE_ONCE(w->state, HCA_DB_UNWATCHED);
+	spin_unlock_irqrestore(&thr->lock, flags);
+	return true;
+}
+
+/* The flag of every watched area, up (going to sleep) or down. */
+static void hca_area_flags(struct hca_engine_thread *thr, bool on)
+{
+	struct hca_db_watch *w;
+
+	list_for_each_entry(w, &thr->watched, node)
+		hca_db_set_need_wakeup(container_of(w, struct hca_db_area,
+						    watch[thr->index]),
+				       thr->index, on);
+}
+
+void hca_engine_area_fini(struct hca_db_area *a)
+{
+	unsigned int t;
+
+	for (t = 0; t < hca_engine_nr_threads && hca_engine_threads; t++) {
+		struct hca_engine_thread *thr = &hca_engine_threads[t];
+		struct hca_db_watch *w = &a->watch[t];
+		unsigned long flags;
+
+		/* The thread holds it for a whole pass over its areas. */
+		mutex_lock(&thr->watch_lock);
+		spin_lock_irqsave(&thr->lock, flags);
+		if (w->state != HCA_DB_UNWATCHED)
+			list_del_init(&w->node);
+		WRITE_ONCE(w->state, HCA_DB_UNWATCHED);
+		spin_unlock_irqrestore(&thr->lock, flags);
+		mutex_unlock(&thr->watch_lock);
+	}
+}
+
+/* ---- a pass ---------------------------------------------------------------- */
+
+static s64 hca_idle_window(struct hca_engine_thread *thr)
+{
+	return (s64)READ_ONCE(engine_idle_us) * NSEC_PER_USEC <<
+	       thr->idle_shift;
+}
+
+/*
+ * One turn: the run list, then every watched area's hints (a budget each,
+ * round robin), then the ERR list if its poll is due. Areas quiet for the
+ * idle window are let go. Under watch_lock.
+ */
+static bool hca_engine_pass(struct hca_engine_thread *thr, s64 now)
+{
+	struct hca_exec_ctx *ctx = thr->ctx;
+	struct hca_db_watch *w, *tmp;
+	bool progress;
+
+	hca_area_take_joins(thr, now);
+	progress = hca_run_list(ctx, thr);
+	list_for_each_entry_safe(w, tmp, &thr->watched, node) {
+		struct hca_db_area *a = container_of(w, struct hca_db_area,
+						     watch[thr->index]);
+
+		unsigned int n = hca_run_area(ctx, a, thr->index,
+					      HCA_AREA_BUDGET);
+
+		if (n) {
+			thr->claims += n;
+			w->last_hint = now;
 			progress = true;
-		}
-		hca_run_deferred(ctx);
-		if (ctx->is_thread)
-			break;
-		/* Our unlock before the doorbell loads of the re-check. */
-		smp_mb();
-		hca_scan_init(&scan);
-		if (!hca_qp_has_work(qp, &scan))
-			break;
-		if (!--tries) {
-			hca_engine_thread_wake();
-			break;
+		} else if (now - w->last_hint > hca_idle_window(thr)) {
+			hca_area_unwatch(thr, a);
 		}
 	}
-	return progress;
-}
-
-/* One turn over every QP of @eh, then over its CQs' arm words. */
-static __always_inline bool
-hca_engine_pass_hca(struct hca_exec_ctx *ctx, struct hca_engine_dev *eh,
-		     struct hca_scan *scan)
-{
-	struct hca_qp *qp;
-	struct hca_cq *cq;
-	bool progress = false;
-
-	list_for_each_entry_srcu(qp, &eh->qps, eng_node,
-				 srcu_read_lock_held(&hca_engine_srcu)) {
-		if (!hca_qp_has_work(qp, scan))
-			continue;
-		if (!refcount_inc_not_zero(&qp->users))
-			continue;		/* being destroyed */
-		progress |= hca_run_qp(ctx, qp);
-		hca_qp_put(qp);
-	}
-	list_for_each_entry_srcu(cq, &eh->cqs, eng_node,
-				 srcu_read_lock_held(&hca_engine_srcu)) {
-		if (!hca_cq_arm_changed(cq))
-			continue;
-		hca_cq_arm_poll(cq);
-		progress = true;
-	}
-	return progress;
-}
-
-/* One turn over every QP of every HCA. */
-static bool hca_engine_pass(struct hca_exec_ctx *ctx, struct hca_scan *scan)
-{
-	struct hca_engine_dev *eh;
-	bool progress = false;
-	int idx;
-
-	hca_scan_init(scan);
-	idx = srcu_read_lock(&hca_engine_srcu);
-	list_for_each_entry_srcu(eh, &hca_eng.hcas, node,
-				 srcu_read_lock_held(&hca_engine_srcu))
-		progress |= hca_engine_pass_hca(ctx, eh, scan);
-	srcu_read_unlock(&hca_engine_srcu, idx);
+	if (hca_poll_err_list(thr, now))
+		progress |= hca_run_list(ctx, thr);
 	return progress;
 }
 
 /*
- * Is there work anywhere that nobody is doing? Executes nothing. A QP
- * whose exec_lock is held does not count: its holder re-checks after
- * unlocking (provider: DBR store, mb, flag load; here: flag store, mb, lock
- * load; holder: unlock, mb, DBR load: one of the three sees the other).
- * Counting it would make a sleeping thread spin on a holder that yielded
- * its CPU to it.
+ * Is there work nobody is doing? Executes nothing: a hint in a watched area,
+ * or the run list. Under watch_lock, after the barrier that follows the
+ * flags going up.
  */
-static bool hca_engine_scan(struct hca_scan *scan)
+static bool hca_engine_scan(struct hca_engine_thread *thr)
 {
-	struct hca_engine_dev *eh;
-	struct hca_qp *qp;
-	struct hca_cq *cq;
-	bool work = false;
-	int idx;
+	struct hca_db_watch *w;
 
-	hca_scan_init(scan);
-	idx = srcu_read_lock(&hca_engine_srcu);
-	list_for_each_entry_srcu(eh, &hca_eng.hcas, node,
-				 srcu_read_lock_held(&hca_engine_srcu)) {
-		list_for_each_entry_srcu(qp, &eh->qps, eng_node,
-					 srcu_read_lock_held(&hca_engine_srcu))
-			if (hca_qp_has_work(qp, scan) &&
-			    !mutex_is_locked(&qp->eng->exec_lock))
-				work = true;
-		list_for_each_entry_srcu(cq, &eh->cqs, eng_node,
-					 srcu_read_lock_held(&hca_engine_srcu))
-			if (hca_cq_arm_changed(cq))
-				work = true;
-	}
-	srcu_read_unlock(&hca_engine_srcu, idx);
-	return work;
+	if (hca_thread_has_work(thr))
+		return true;
+	list_for_each_entry(w, &thr->watched, node)
+		if (hca_db_pending(container_of(w, struct hca_db_area,
+						watch[thr->index]),
+				   thr->index))
+			return true;
+	return false;
 }
 
-static void hca_engine_set_need_wakeup(bool on)
+static bool hca_engine_stop_sleeping(struct hca_engine_thread *thr)
 {
-	struct hca_engine_dev *eh;
-	int idx;
-
-	idx = srcu_read_lock(&hca_engine_srcu);
-	list_for_each_entry_srcu(eh, &hca_eng.hcas, node,
-				 srcu_read_lock_held(&hca_engine_srcu))
-		WRITE_ONCE(eh->page->flags,
-			   on ? SOFTHCA_ENGINE_NEED_WAKEUP : 0);
-	srcu_read_unlock(&hca_engine_srcu, idx);
-}
-
-static bool hca_engine_stop_sleeping(void)
-{
-	return kthread_should_stop() || atomic_read(&hca_eng.poll_req);
+	return kthread_should_stop() || atomic_read(&thr->poll_req);
 }
 
 /*
- * Sleep with NEED_WAKEUP set until a wake-up call asks for polling again
- * (IDLE), or for the back-off period (BACKOFF). Timers (retries, ERR
- * queues) are served on the way, with the flag still set.
+ * Sleep with NEED_WAKEUP up on every watched area until a wake-up call
+ * asks for polling again (IDLE), or for the back-off period (BACKOFF).
+ * The run list (expired retries, errors to flush) and the ERR list are
+ * served on the way, with the flags still up.
  *
  * A back-off ends with polling again whatever the CPU looks like at that
  * instant: while the flag is up every post makes a call, and the calls
@@ -519,52 +402,62 @@ static bool hca_engine_stop_sleeping(void)
  * engine_yield_us whether the CPU is really wanted; if it is, the next
  * period is twice as long (up to 16 x), and it is reset once polling lasts.
  */
-static void hca_engine_sleep(struct hca_exec_ctx *ctx,
-			      enum hca_engine_state why)
+static void hca_engine_sleep(struct hca_engine_thread *thr,
+			     enum hca_engine_state why)
 {
 	s64 next, backoff_until = 0, start = ktime_get_ns();
-	bool first = true, stuck, woken = false;
-	struct hca_scan scan;
+	bool first = true, stuck, woken = false, work;
 	ktime_t until;
 
 	if (why == HCA_ENG_BACKOFF) {
 		s64 now = start;
 
 		engine_backoffs++;
-		if (now - hca_eng.polling_since < HCA_BACKOFF_RESET_NS) {
-			if (hca_eng.backoff_shift < HCA_BACKOFF_MAX_SHIFT)
-				hca_eng.backoff_shift++;
+		if (now - thr->polling_since < HCA_BACKOFF_RESET_NS) {
+			if (thr->backoff_shift < HCA_BACKOFF_MAX_SHIFT)
+				thr->backoff_shift++;
 		} else {
-			hca_eng.backoff_shift = 0;
+			thr->backoff_shift = 0;
 		}
 		backoff_until = now + ((s64)READ_ONCE(engine_backoff_us) *
-				       NSEC_PER_USEC << hca_eng.backoff_shift);
+				       NSEC_PER_USEC << thr->backoff_shift);
 	}
-	WRITE_ONCE(hca_eng.state, why);
-	hca_engine_set_need_wakeup(true);
+	mutex_lock(&thr->watch_lock);
+	WRITE_ONCE(thr->state, why);
+	hca_area_flags(thr, true);
+	mutex_unlock(&thr->watch_lock);
 	for (;;) {
+		mutex_lock(&thr->watch_lock);
 		set_current_state(TASK_INTERRUPTIBLE);
 		/*
-		 * NEED_WAKEUP (and our state) before the doorbell loads of the
-		 * re-check; pairs with the provider's full barrier between its
-		 * doorbell store and its load of the flag: either the provider
-		 * sees the flag and calls, or the re-check sees its doorbell.
-		 * Likewise with hca_engine_timer_changed() for deadlines.
+		 * The flags (and our state) before the loads of the re-check;
+		 * pairs with the provider's full barrier between its hint
+		 * store and its load of the flag: either the provider sees
+		 * the flag and calls, or the re-check sees its hint. Likewise
+		 * with hca_engine_thread_poke() for the run list.
 		 */
 		smp_mb();
-		if (hca_engine_stop_sleeping()) {
+		if (hca_engine_stop_sleeping(thr)) {
+			mutex_unlock(&thr->watch_lock);
 			woken = true;
 			break;
 		}
 		stuck = false;
-		if (hca_engine_scan(&scan)) {
+		work = hca_engine_scan(thr);
+		if (!work && !list_empty(&thr->err) &&
+		    local_clock() >= thr->err_next)
+			work = true;	/* the ERR poll is due */
+		if (work) {
 			__set_current_state(TASK_RUNNING);
-			/* Rung before the flag was up: back to polling. */
-			if (first && why == HCA_ENG_IDLE)
+			/* Rung before the flags were up: back to polling. */
+			if (first && why == HCA_ENG_IDLE) {
+				mutex_unlock(&thr->watch_lock);
 				break;	/* not counted as an idle sleep */
+			}
 			first = false;
 			/* Expired retries, ERR queues, stragglers: run them. */
-			if (hca_engine_pass(ctx, &scan)) {
+			if (hca_engine_pass(thr, local_clock())) {
+				mutex_unlock(&thr->watch_lock);
 				if (why == HCA_ENG_IDLE && READ_ONCE(engine_poll))
 					break;	/* traffic again */
 				continue;
@@ -572,21 +465,21 @@ static void hca_engine_sleep(struct hca_exec_ctx *ctx,
 			/* Nothing moved: never spin here, sleep a little. */
 			stuck = true;
 			set_current_state(TASK_INTERRUPTIBLE);
-			if (hca_engine_stop_sleeping()) {
+			if (hca_engine_stop_sleeping(thr)) {
+				mutex_unlock(&thr->watch_lock);
 				woken = true;
 				break;
 			}
 		}
+		mutex_unlock(&thr->watch_lock);
 		if (first && why == HCA_ENG_IDLE)
 			engine_idle_sleeps++;
 		first = false;
-		next = scan.next;
+		next = S64_MAX;
 		if (stuck)
-			next = min_t(s64, next,
-				     hca_scan_now(&scan) + HCA_STUCK_NS);
-		if (scan.err_qps)
-			next = min_t(s64, next,
-				     hca_scan_now(&scan) + HCA_ERR_POLL_NS);
+			next = ktime_get_ns() + HCA_STUCK_NS;
+		if (!list_empty(&thr->err))
+			next = min_t(s64, next, ktime_get_ns() + HCA_ERR_POLL_NS);
 		if (why == HCA_ENG_BACKOFF)
 			next = min_t(s64, next, backoff_until);
 		if (next == S64_MAX) {
@@ -610,15 +503,17 @@ static void hca_engine_sleep(struct hca_exec_ctx *ctx,
 	if (why == HCA_ENG_IDLE && woken) {
 		if (ktime_get_ns() - start < (s64)READ_ONCE(engine_wake_window_us) *
 					      NSEC_PER_USEC) {
-			if (hca_eng.idle_shift < HCA_IDLE_MAX_SHIFT)
-				hca_eng.idle_shift++;
+			if (thr->idle_shift < HCA_IDLE_MAX_SHIFT)
+				thr->idle_shift++;
 		} else {
-			hca_eng.idle_shift = 0;
+			thr->idle_shift = 0;
 		}
 	}
-	hca_engine_set_need_wakeup(false);
-	hca_eng.polling_since = ktime_get_ns();
-	WRITE_ONCE(hca_eng.state, HCA_ENG_POLLING);
+	mutex_lock(&thr->watch_lock);
+	WRITE_ONCE(thr->state, HCA_ENG_POLLING);
+	hca_area_flags(thr, false);
+	mutex_unlock(&thr->watch_lock);
+	thr->polling_since = ktime_get_ns();
 }
 
 /*
@@ -633,18 +528,18 @@ static void hca_engine_sleep(struct hca_exec_ctx *ctx,
  * sleep is always allowed (a woken thread lands next to its waker).
  * Returns true if we moved.
  */
-static bool hca_engine_move(s64 now)
+static bool hca_engine_move(struct hca_engine_thread *thr, s64 now)
 {
 	int cpu = raw_smp_processor_id();
 
 	if (num_online_cpus() < 2 ||
-	    now - hca_eng.moved_at < HCA_MOVE_INTERVAL_NS)
+	    now - thr->moved_at < HCA_MOVE_INTERVAL_NS)
 		return false;
-	hca_eng.moved_at = now;
-	cpumask_copy(hca_eng.away, cpu_online_mask);
-	cpumask_clear_cpu(cpu, hca_eng.away);
+	thr->moved_at = now;
+	cpumask_copy(thr->away, cpu_online_mask);
+	cpumask_clear_cpu(cpu, thr->away);
 	/* Flag down, as in a yield: posts wait the moment it takes. */
-	if (!set_cpus_allowed_ptr(current, hca_eng.away)) {
+	if (!set_cpus_allowed_ptr(current, thr->away)) {
 		set_cpus_allowed_ptr(current, cpu_possible_mask);
 		engine_moves++;
 	}
@@ -662,17 +557,17 @@ static bool hca_engine_move(s64 now)
  * check within engine_yield_us of our return, and then we back off with
  * the flag up.
  */
-static void hca_engine_yield(struct hca_exec_ctx *ctx)
+static void hca_engine_yield(struct hca_engine_thread *thr, s64 now)
 {
-	struct hca_scan scan;
-
 	engine_yields++;
-	hca_engine_pass(ctx, &scan);
+	mutex_lock(&thr->watch_lock);
+	hca_engine_pass(thr, now);
+	mutex_unlock(&thr->watch_lock);
 	cond_resched();
 }
 
 /*
- * The engine thread. While it polls, posts make no system call. When the
+ * An engine thread. While it polls, posts make no system call. When the
  * scheduler wants its CPU for a moment (need_resched) it yields; when
  * another task is runnable on its CPU it first moves to another CPU, and
  * if the task stays for engine_yield_us it backs off (sleeps) with
@@ -680,41 +575,43 @@ static void hca_engine_yield(struct hca_exec_ctx *ctx)
  */
 static int hca_engine_thread(void *data)
 {
-	struct hca_exec_ctx *ctx = data;
+	struct hca_engine_thread *thr = data;
 	s64 prev, now, step, idle = 0, contended = -1;
-	struct hca_scan scan;
 	bool progress;
 
 	/* The thread's own timing: local_clock(), cheap on every machine. */
 	prev = local_clock();
 	while (!kthread_should_stop()) {
-		if (atomic_xchg(&hca_eng.poll_req, 0))
-			hca_engine_set_need_wakeup(false);
-		progress = hca_engine_pass(ctx, &scan);
 		now = local_clock();
+		if (atomic_xchg(&thr->poll_req, 0)) {
+			mutex_lock(&thr->watch_lock);
+			hca_area_flags(thr, false);
+			mutex_unlock(&thr->watch_lock);
+		}
+		mutex_lock(&thr->watch_lock);
+		progress = hca_engine_pass(thr, now);
+		mutex_unlock(&thr->watch_lock);
 		step = clamp_t(s64, now - prev, 0, HCA_WATCH_STEP_NS);
 		prev = now;
 		idle = progress ? 0 : idle + step;
 
-		if (!READ_ONCE(engine_poll) ||
-		    idle > ((s64)READ_ONCE(engine_idle_us) * NSEC_PER_USEC <<
-			    hca_eng.idle_shift)) {
-			hca_engine_sleep(ctx, HCA_ENG_IDLE);
+		if (!READ_ONCE(engine_poll) || idle > hca_idle_window(thr)) {
+			hca_engine_sleep(thr, HCA_ENG_IDLE);
 			goto slept;
 		}
 		if (need_resched()) {
-			if (!hca_engine_move(now))
-				hca_engine_yield(ctx);
+			if (!hca_engine_move(thr, now))
+				hca_engine_yield(thr, now);
 			continue;
 		}
 		if (!single_task_running()) {
 			if (contended >= 0)
 				contended += step;
-			else if (!hca_engine_move(now))
+			else if (!hca_engine_move(thr, now))
 				contended = 0;
 			if (contended > (s64)READ_ONCE(engine_yield_us) *
 					NSEC_PER_USEC) {
-				hca_engine_sleep(ctx, HCA_ENG_BACKOFF);
+				hca_engine_sleep(thr, HCA_ENG_BACKOFF);
 				goto slept;
 			}
 		} else {
@@ -727,15 +624,14 @@ slept:
 		prev = local_clock();
 		idle = 0;
 		contended = -1;
-		hca_eng.moved_at = prev - HCA_MOVE_INTERVAL_NS;
+		thr->moved_at = prev - HCA_MOVE_INTERVAL_NS;
 	}
 	return 0;
 }
 
 /* ---- wake-up call (ENGINE_WAKE) ----------------------------------------- */
 
-static __always_inline struct hca_exec_ctx *
-hca_ctx_get(struct hca_engine_dev *eh)
+struct hca_exec_ctx *hca_ctx_get(struct hca_engine_dev *eh)
 {
 	unsigned int i, start = raw_smp_processor_id();
 	struct hca_exec_ctx *ctx = NULL;
@@ -751,8 +647,7 @@ hca_ctx_get(struct hca_engine_dev *eh)
 	return ctx;
 }
 
-static __always_inline void hca_ctx_put(struct hca_engine_dev *eh,
-					 struct hca_exec_ctx *ctx)
+void hca_ctx_put(struct hca_engine_dev *eh, struct hca_exec_ctx *ctx)
 {
 	unsigned int i, start = raw_smp_processor_id();
 
@@ -768,13 +663,13 @@ static __always_inline void hca_ctx_put(struct hca_engine_dev *eh,
  * thread that is still asleep did not honour the wake-up: its calls count as
  * idle ones, not as waiting for the scheduler. Statistics only.
  */
-static bool hca_engine_runnable(void)
+static bool hca_engine_runnable(struct hca_engine_thread *thr)
 {
 	struct task_struct *task;
 	unsigned int state = TASK_INTERRUPTIBLE;
 
 	rcu_read_lock();
-	task = READ_ONCE(hca_eng.task);
+	task = READ_ONCE(thr->task);
 	if (task)
 		state = READ_ONCE(task->__state);
 	rcu_read_unlock();
@@ -782,18 +677,11 @@ static bool hca_engine_runnable(void)
 	return state == TASK_RUNNING || state == TASK_WAKING;
 }
 
-void hca_wakeup_call(struct hca *hca)
+static void hca_wakeup_count(struct hca_engine_thread *thr)
 {
-	struct hca_engine_dev *eh = hca->eng;
-	struct hca_exec_ctx *ctx;
-	struct hca_scan scan;
-	s64 prev;
-	int idx;
-
-	this_cpu_inc(engine_wakeups);
-	switch (READ_ONCE(hca_eng.state)) {
+	switch (READ_ONCE(thr->state)) {
 	case HCA_ENG_IDLE:
-		if (atomic_read(&hca_eng.poll_req) && hca_engine_runnable())
+		if (atomic_read(&thr->poll_req) && hca_engine_runnable(thr))
 			this_cpu_inc(engine_wakeups_waking);
 		else
 			this_cpu_inc(engine_wakeups_idle);
@@ -802,69 +690,158 @@ void hca_wakeup_call(struct hca *hca)
 		this_cpu_inc(engine_wakeups_backoff);
 		break;
 	}
+}
+
+/*
+ * After a wake-up call ran hints of thread @thr in @a: the thread watches
+ * the area from now on, and if it sleeps idle while the calls keep coming,
+ * it polls again.
+ */
+static void hca_wakeup_hand_back(struct hca_engine_thread *thr,
+				 struct hca_db_area *a)
+{
+	s64 now, prev;
+
+	hca_area_join(thr, a);
+	if (READ_ONCE(thr->state) != HCA_ENG_IDLE || !READ_ONCE(engine_poll))
+		return;
+	now = ktime_get_ns();
+	prev = atomic64_xchg(&thr->last_wake, now);
+	if (now - prev < (s64)READ_ONCE(engine_wake_window_us) * NSEC_PER_USEC)
+		hca_engine_thread_wake(thr);
+}
+
+void hca_wakeup_call(struct hca_uar *uar)
+{
+	struct hca_db_area *a = uar->db;
+	struct hca_engine_dev *eh = a->hca->eng;
+	unsigned int t, counted = 0;
+	struct hca_exec_ctx *ctx;
+
+	this_cpu_inc(engine_wakeups);
 	ctx = hca_ctx_get(eh);
 	if (!ctx) {
-		hca_engine_thread_wake();
+		for (t = 0; t < hca_engine_nr_threads; t++) {
+			hca_area_join(&hca_engine_threads[t], a);
+			hca_engine_thread_wake(&hca_engine_threads[t]);
+		}
 		return;
 	}
 	/* The doorbells the caller (or anyone) stored before calling. */
 	smp_mb();
-	hca_scan_init(&scan);
-	idx = srcu_read_lock(&hca_engine_srcu);
-	hca_engine_pass_hca(ctx, eh, &scan);
-	srcu_read_unlock(&hca_engine_srcu, idx);
-	hca_ctx_put(eh, ctx);
+	for (t = 0; t < hca_engine_nr_threads; t++) {
+		struct hca_engine_thread *thr = &hca_engine_threads[t];
 
-	/* Traffic continues: hand the stream back to the polling thread. */
-	if (READ_ONCE(hca_eng.state) == HCA_ENG_IDLE &&
-	    READ_ONCE(engine_poll)) {
-		s64 now = hca_scan_now(&scan);
-
-		prev = atomic64_xchg(&hca_eng.last_wake, now);
-		if (now - prev <
-		    (s64)READ_ONCE(engine_wake_window_us) * NSEC_PER_USEC)
-			hca_engine_thread_wake();
+		if (!hca_db_pending(a, t))
+			continue;
+		if (!counted++)
+			hca_wakeup_count(thr);
+		/* The caller pays for everything its area rang. */
+		if (hca_run_area(ctx, a, t, UINT_MAX))
+			hca_wakeup_hand_back(thr, a);
 	}
+	if (!counted)
+		hca_wakeup_count(&hca_engine_threads[0]);
+	hca_ctx_put(eh, ctx);
 }
 
-/* ---- HCA and QP bookkeeping --------------------------------------------- */
-
-static int hca_engine_start(void)
+void hca_kernel_doorbell(struct hca *hca, u32 db_slot)
 {
-	struct task_struct *task;
-	struct hca_exec_ctx *ctx;
+	struct hca_db_area *a = hca->kernel_db;
+	struct hca_engine_thread *thr;
+	u32 t;
 
-	if (!zalloc_cpumask_var(&hca_eng.away, GFP_KERNEL))
-		return -ENOMEM;
-	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
-	if (!ctx) {
-		free_cpumask_var(hca_eng.away);
-		return -ENOMEM;
-	}
-	ctx->is_thread = true;
-	atomic_set(&hca_eng.poll_req, 0);
-	WRITE_ONCE(hca_eng.state, HCA_ENG_POLLING);
-	task = kthread_run(hca_engine_thread, ctx, "softhca_engine");
-	if (IS_ERR(task)) {
-		kfree(ctx);
-		free_cpumask_var(hca_eng.away);
-		return PTR_ERR(task);
-	}
-	hca_eng.ctx = ctx;
-	WRITE_ONCE(hca_eng.task, task);
-	return 0;
+	if (WARN_ON_ONCE(db_slot >= SOFTHCA_DB_SLOTS))
+		return;
+	t = hca_db_slot_thread(db_slot);
+	hca_db_ring(a, db_slot);
+	/*
+	 * The hint before the flag; pairs with the barrier between a thread
+	 * raising the flag and its last look at the area (as the provider's).
+	 */
+	smp_mb();
+	if (!(READ_ONCE(a->hint->thread[t].flags) & SOFTHCA_ENGINE_NEED_WAKEUP))
+		return;
+	thr = &hca_engine_threads[t];
+	hca_area_join(thr, a);
+	hca_engine_thread_wake(thr);
+}
+
+/* ---- threads, HCAs and QPs ------------------------------------------------ */
+
+static unsigned int hca_engine_pick_threads(void)
+{
+	unsigned int n = engine_threads;
+
+	if (!n)
+		n = num_online_cpus() / 4;
+	return clamp(n, 1U, (unsigned int)SOFTHCA_DB_MAX_THREADS);
 }
 
 static void hca_engine_stop(void)
 {
-	struct task_struct *task = hca_eng.task;
+	unsigned int t;
 
-	WRITE_ONCE(hca_eng.task, NULL);
-	synchronize_rcu();
-	kthread_stop(task);
-	free_cpumask_var(hca_eng.away);
-	kfree(hca_eng.ctx);
-	hca_eng.ctx = NULL;
+	for (t = 0; t < hca_engine_nr_threads; t++) {
+		struct hca_engine_thread *thr = &hca_engine_threads[t];
+		struct task_struct *task = thr->task;
+
+		WRITE_ONCE(thr->task, NULL);
+		synchronize_rcu();
+		if (task)
+			kthread_stop(task);
+		WARN_ON_ONCE(!list_empty(&thr->watched) ||
+			     !list_empty(&thr->join) || !list_empty(&thr->run) ||
+			     !list_empty(&thr->err));
+		free_cpumask_var(thr->away);
+		kfree(thr->ctx);
+		mutex_destroy(&thr->watch_lock);
+	}
+	kfree(hca_engine_threads);
+	hca_engine_threads = NULL;
+}
+
+static int hca_engine_start_one(struct hca_engine_thread *thr, unsigned int t)
+{
+	struct task_struct *task;
+
+	thr->index = t;
+	mutex_init(&thr->watch_lock);
+	spin_lock_init(&thr->lock);
+	INIT_LIST_HEAD(&thr->watched);
+	INIT_LIST_HEAD(&thr->join);
+	INIT_LIST_HEAD(&thr->run);
+	INIT_LIST_HEAD(&thr->err);
+	atomic_set(&thr->poll_req, 0);
+	WRITE_ONCE(thr->state, HCA_ENG_POLLING);
+	if (!zalloc_cpumask_var(&thr->away, GFP_KERNEL))
+		return -ENOMEM;
+	thr->ctx = kzalloc(sizeof(*thr->ctx), GFP_KERNEL);
+	if (!thr->ctx)
+		return -ENOMEM;
+	thr->ctx->is_thread = true;
+	task = kthread_run(hca_engine_thread, thr, "softhca_engine%u", t);
+	if (IS_ERR(task))
+		return PTR_ERR(task);
+	WRITE_ONCE(thr->task, task);
+	return 0;
+}
+
+static int hca_engine_start(void)
+{
+	unsigned int t;
+	int err = 0;
+
+	hca_engine_nr_threads = hca_engine_pick_threads();
+	hca_engine_threads = kcalloc(hca_engine_nr_threads,
+				     sizeof(*hca_engine_threads), GFP_KERNEL);
+	if (!hca_engine_threads)
+		return -ENOMEM;
+	for (t = 0; t < hca_engine_nr_threads && !err; t++)
+		err = hca_engine_start_one(&hca_engine_threads[t], t);
+	if (err)
+		hca_engine_stop();
+	return err;
 }
 
 int hca_engine_init(struct hca *hca)
@@ -882,34 +859,22 @@ int hca_engine_init(struct hca *hca)
 	if (!eh)
 		return -ENOMEM;
 	eh->hca = hca;
-	spin_lock_init(&eh->qps_lock);
-	INIT_LIST_HEAD(&eh->qps);
-	INIT_LIST_HEAD(&eh->cqs);
-	if (!hca->engine_page) {
-		kfree(eh);
-		return -EINVAL;
-	}
-	eh->page = page_address(hca->engine_page);
-	/* Until the thread says otherwise, every doorbell calls. */
-	WRITE_ONCE(eh->page->flags, SOFTHCA_ENGINE_NEED_WAKEUP);
-
 	mutex_lock(&hca_eng.lock);
 	if (!hca_eng.nr_hcas)
 		err = hca_engine_start();
 	if (!err) {
 		hca_eng.nr_hcas++;
 		hca->eng = eh;
-		list_add_tail_rcu(&eh->node, &hca_eng.hcas);
 	}
 	mutex_unlock(&hca_eng.lock);
 	if (err) {
 		kfree(eh);
 		return err;
 	}
-	hca_engine_thread_wake();
 	return 0;
 }
 
+/* After every area of @hca left the engine (hca_engine_area_fini()). */
 void hca_engine_fini(struct hca *hca)
 {
 	struct hca_engine_dev *eh = hca->eng;
@@ -918,14 +883,10 @@ void hca_engine_fini(struct hca *hca)
 	if (!eh)
 		return;
 	mutex_lock(&hca_eng.lock);
-	list_del_rcu(&eh->node);
-	synchronize_srcu(&hca_engine_srcu);
 	if (!--hca_eng.nr_hcas)
 		hca_engine_stop();
 	mutex_unlock(&hca_eng.lock);
 
-	WARN_ON_ONCE(!list_empty(&eh->qps));
-	WARN_ON_ONCE(!list_empty(&eh->cqs));
 	for (i = 0; i < HCA_SPARE_CTX; i++)
 		kfree(eh->spare[i].ctx);
 	hca->eng = NULL;
@@ -934,7 +895,6 @@ void hca_engine_fini(struct hca *hca)
 
 int hca_engine_qp_init(struct hca_qp *qp)
 {
-	struct hca_engine_dev *eh = qp->hca->eng;
 	struct hca_engine_qp *e;
 
 	if (qp->rq_wqe_cnt &&
@@ -948,51 +908,28 @@ int hca_engine_qp_init(struct hca_qp *qp)
 	e->qp = qp;
 	mutex_init(&e->exec_lock);
 	mutex_init(&e->resp_lock);
+	INIT_LIST_HEAD(&e->run_node);
+	INIT_LIST_HEAD(&e->err_node);
+	hca_wait_timer_init(e);
 	qp->eng = e;
 	qp->sq_ci = 0;
 	qp->rq_ci = 0;
-
-	spin_lock(&eh->qps_lock);
-	list_add_tail_rcu(&qp->eng_node, &eh->qps);
-	spin_unlock(&eh->qps_lock);
 	return 0;
 }
 
+/* DESTROY_QP, after every reference was put: nothing runs it any more. */
 void hca_engine_qp_fini(struct hca_qp *qp)
 {
-	struct hca_engine_dev *eh = qp->hca->eng;
 	struct hca_engine_qp *e = qp->eng;
 
 	if (!e)
 		return;
-	spin_lock(&eh->qps_lock);
-	list_del_rcu(&qp->eng_node);
-	spin_unlock(&eh->qps_lock);
-	/* Every executor runs inside the SRCU read side. */
-	synchronize_srcu_expedited(&hca_engine_srcu);
+	/* Off every list and no timer since the RESET of DESTROY_QP. */
+	WARN_ON_ONCE(e->on_run || e->on_err || hrtimer_active(&e->wait_timer));
 	mutex_destroy(&e->resp_lock);
 	mutex_destroy(&e->exec_lock);
 	qp->eng = NULL;
 	kfree(e);
-}
-
-void hca_engine_cq_init(struct hca_cq *cq)
-{
-	struct hca_engine_dev *eh = cq->hca->eng;
-
-	spin_lock(&eh->qps_lock);
-	list_add_tail_rcu(&cq->eng_node, &eh->cqs);
-	spin_unlock(&eh->qps_lock);
-}
-
-void hca_engine_cq_fini(struct hca_cq *cq)
-{
-	struct hca_engine_dev *eh = cq->hca->eng;
-
-	spin_lock(&eh->qps_lock);
-	list_del_rcu(&cq->eng_node);
-	spin_unlock(&eh->qps_lock);
-	synchronize_srcu_expedited(&hca_engine_srcu);
 }
 
 /* Run @qp in the caller's context (a firmware command). */
@@ -1000,21 +937,18 @@ static void hca_engine_run_now(struct hca_qp *qp)
 {
 	struct hca_engine_dev *eh = qp->hca->eng;
 	struct hca_exec_ctx *ctx;
-	int idx;
 
 	ctx = hca_ctx_get(eh);
 	if (!ctx) {
-		hca_engine_thread_wake();
+		hca_qp_run_later(qp);
 		return;
 	}
-	idx = srcu_read_lock(&hca_engine_srcu);
 	hca_run_qp(ctx, qp);
-	srcu_read_unlock(&hca_engine_srcu, idx);
 	hca_ctx_put(eh, ctx);
 }
 
 void hca_engine_qp_state_changed(struct hca_qp *qp,
-				  enum hca_qp_state old_state)
+				 enum hca_qp_state old_state)
 {
 	struct hca_engine_qp *e = qp->eng;
 
@@ -1027,6 +961,7 @@ void hca_engine_qp_state_changed(struct hca_qp *qp,
 		qp->rq_ci = 0;
 		e->comm_est = false;
 		hca_wait_clear(qp);
+		hca_engine_qp_forget(qp);
 		WRITE_ONCE(qp->dbr->rcv_counter, 0);
 		WRITE_ONCE(qp->dbr->snd_counter, 0);
 		mutex_unlock(&e->resp_lock);
@@ -1037,17 +972,13 @@ void hca_engine_qp_state_changed(struct hca_qp *qp,
 		mutex_lock(&e->exec_lock);
 		hca_sq_drained_check(qp);
 		mutex_unlock(&e->exec_lock);
-		/*
-		 * A holder of exec_lock re-checks after unlocking: a sleeping
-		 * engine that scanned meanwhile left this QP's retry deadline
-		 * to us (it went to sleep without a timer for it).
-		 */
-		hca_engine_timer_changed();
 		break;
-	case HCA_QPS_RTS:
-		/* WQEs posted before RTS start now. */
 	case HCA_QPS_ERR:
-		/* Flush what is outstanding. */
+		/* Its RQ may be posted to without a doorbell from now on. */
+		hca_qp_watch_err(qp);
+		fallthrough;
+	case HCA_QPS_RTS:
+		/* WQEs posted before RTS start now; ERR flushes. */
 		hca_engine_run_now(qp);
 		break;
 	default:

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * softhca HCA model: the engine's private declarations, shared by
- * engine.c (threads, doorbells, wake-up, QP execution loop and flush),
- * requester.c (copy, validate and execute one send WQE), responder.c (the
- * receiving QP's side) and cqe.c (the CQE writer). See
- * Documentation/engine.md.
+ * engine.c (threads, their loop, sleep and back-off, the wake-up call),
+ * exec.c (which QP runs next: claims, the run list, retry timers, ERR
+ * polling; the per-QP execution loop and flush), requester.c (copy,
+ * validate and execute one send WQE), responder.c (the receiving QP's
+ * side) and cqe.c (the CQE writer). See Documentation/engine.md.
  *
  * Locks, outermost first:
+ *   thr->watch_lock (mutex, per thread)  the thread's watched areas; held
+ *                                   by the thread for a whole pass
  *   eng->exec_lock (mutex, per QP)  one executor of a QP's send queue at a
  *                                   time: sq_ci, the retry state, flushes;
  *                                   only ever trylocked by executors
@@ -15,16 +18,17 @@
  *                                   QP's exec_lock held, never the reverse;
  *                                   never two at once
  *   qp->lock, cq->lock (spinlocks)  state changes, the CQ producer
- * Everything runs in process context (the engine kthread, ioctl callers of
- * ENGINE_WAKE, firmware commands), always inside an SRCU read section of
- * hca_engine_srcu, which hca_engine_qp_fini()/hca_fini() wait for.
+ *   thr->lock (spinlock, irqsave)   a thread's run, ERR and join lists;
+ *                                   innermost (retry timers take it)
+ * Executors run in process context (engine threads, wake-up callers,
+ * firmware commands) and hold a reference on every QP they run.
  */
 #ifndef HCA_HCA_ENGINE_H
 #define HCA_HCA_ENGINE_H
 
+#include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/mutex.h>
-#include <linux/srcu.h>
 
 #include "model.h"
 
@@ -32,18 +36,11 @@
 #define HCA_ENG_RWQE_MAX	1024	/* largest RQ stride the engine takes */
 #define HCA_ENG_SGE_MAX	32	/* >= max_send_sge, max_recv_sge, max_sge_rd */
 
-extern struct srcu_struct hca_engine_srcu;
-
 #define HCA_SPARE_CTX		8	/* power of two */
 
 /* Engine state of one HCA (hca->eng). */
 struct hca_engine_dev {
 	struct hca *hca;
-	struct softhca_engine_page *page;	/* kernel address of engine_page */
-	struct list_head node;			/* on the engine's HCA list (SRCU) */
-	spinlock_t qps_lock;			/* writers of @qps and @cqs */
-	struct list_head qps;			/* every QP, via qp->eng_node (SRCU) */
-	struct list_head cqs;			/* every CQ, via cq->eng_node (SRCU) */
 	/* Contexts for wake-up calls, kept: concurrent callers each need
 	 * one, and a kmalloc() per call (zeroed, with init_on_alloc) cost
 	 * more than the call's work. A caller starts at its CPU's slot; a
@@ -53,6 +50,51 @@ struct hca_engine_dev {
 		struct hca_exec_ctx *ctx;
 	} ____cacheline_aligned_in_smp spare[HCA_SPARE_CTX];
 };
+
+enum hca_engine_state {
+	HCA_ENG_POLLING,
+	HCA_ENG_IDLE,		/* asleep until a wake-up call or a timer */
+	HCA_ENG_BACKOFF,	/* asleep for engine_backoff_us: CPU wanted */
+};
+
+/*
+ * One engine thread: it serves its range of the slots of every doorbell
+ * area (doorbell.c). Work reaches it three ways: hints in the areas it
+ * watches, QPs on its run list (work the model knows of: a QP over its
+ * budget, an expired retry timer, a trylock that found another executor,
+ * an error to flush), and, every 10 ms, the QPs on its ERR list.
+ */
+struct hca_engine_thread {
+	unsigned int index;
+	struct task_struct *task;
+	struct hca_exec_ctx *ctx;
+	int state;			/* enum hca_engine_state, by the thread */
+	atomic_t poll_req;		/* "go back to polling" */
+	unsigned int backoff_shift;	/* period = engine_backoff_us << it */
+	unsigned int idle_shift;	/* window = engine_idle_us << it */
+	cpumask_var_t away;		/* scratch mask of hca_engine_move() */
+	s64 moved_at;			/* local_clock() of the last move */
+	s64 polling_since;		/* when the thread last resumed polling */
+	atomic64_t last_wake;		/* ktime ns of the last wake-up call */
+	s64 err_next;			/* local_clock() of the next ERR poll */
+	unsigned long claims;		/* hints claimed in its passes */
+
+	struct mutex watch_lock;
+	struct list_head watched;	/* hca_db_watch.node, watch_lock */
+
+	spinlock_t lock ____cacheline_aligned_in_smp;
+	struct list_head join;		/* areas a wake-up call handed over */
+	struct list_head run;		/* hca_engine_qp.run_node */
+	unsigned int nr_run;
+	struct list_head err;		/* hca_engine_qp.err_node */
+};
+
+extern struct hca_engine_thread *hca_engine_threads;
+
+static inline struct hca_engine_thread *hca_qp_thread(struct hca_qp *qp)
+{
+	return &hca_engine_threads[qp->db.thread];
+}
 
 enum hca_wait_kind {
 	HCA_WAIT_NONE,
@@ -86,11 +128,17 @@ struct hca_engine_qp {
 	u8 rnr_left;
 	u8 retry_left;
 	s64 wait_until;		/* ktime in ns; read locklessly by the pollers */
+	struct hrtimer wait_timer;	/* puts it on the run list at wait_until */
 	/* Copies of the QP's attributes at qp->attrs_gen (0: none yet). */
 	u32 path_gen;			/* under exec_lock */
 	struct hca_path path;
 	struct hca_route route;	/* to the responder, under exec_lock */
 	struct hca_mkey_cache lkeys;	/* the local SGEs', under exec_lock */
+	/* On its thread's lists, under the thread's lock. */
+	struct list_head run_node;
+	struct list_head err_node;
+	bool on_run;
+	bool on_err;
 
 	/*
 	 * The receive side: run by the executor of the peer's send queue,
@@ -160,11 +208,27 @@ struct hca_exec_ctx {
 };
 
 /* engine.c */
+void hca_engine_thread_wake(struct hca_engine_thread *thr);
+void hca_engine_thread_poke(struct hca_engine_thread *thr);
+struct hca_exec_ctx *hca_ctx_get(struct hca_engine_dev *eh);
+void hca_ctx_put(struct hca_engine_dev *eh, struct hca_exec_ctx *ctx);
+
+/* exec.c */
 bool hca_qp_set_err(struct hca_qp *qp);
 void hca_qp_fatal(struct hca_qp *qp);
 void hca_engine_defer(struct hca_exec_ctx *ctx, struct hca_qp *qp);
-void hca_engine_thread_wake(void);
-void hca_engine_timer_changed(void);
+void hca_qp_run_later(struct hca_qp *qp);
+void hca_qp_watch_err(struct hca_qp *qp);
+bool hca_run_qp(struct hca_exec_ctx *ctx, struct hca_qp *qp);
+bool hca_run_target(struct hca_exec_ctx *ctx, struct hca_db_target *tgt);
+unsigned int hca_run_area(struct hca_exec_ctx *ctx, struct hca_db_area *a,
+			  unsigned int t, unsigned int budget);
+bool hca_run_list(struct hca_exec_ctx *ctx, struct hca_engine_thread *thr);
+bool hca_poll_err_list(struct hca_engine_thread *thr, s64 now);
+bool hca_thread_has_work(struct hca_engine_thread *thr);
+void hca_engine_qp_forget(struct hca_qp *qp);
+void hca_wait_timer_init(struct hca_engine_qp *e);
+void hca_wait_start(struct hca_qp *qp, u64 delay_ns);
 
 /* requester.c */
 enum hca_step {
@@ -223,7 +287,7 @@ static inline int hca_sgl_get(struct hca *hca, u32 pdn, u32 access,
 /* responder.c */
 void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,
 		      struct hca_qp *resp, struct hca_answer *ans);
-void hca_rq_flush(struct hca_qp *qp, unsigned int budget);
+bool hca_rq_flush(struct hca_qp *qp, unsigned int budget);
 u16 hca_rq_posted(struct hca_qp *qp);
 
 /* cqe.c */

@@ -13,6 +13,7 @@
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/sizes.h>
+#include <linux/vmalloc.h>
 #include <linux/xarray.h>
 #include <rdma/softhca-queue.h>
 
@@ -70,8 +71,8 @@ static const struct hca_caps hca_caps_rev1 = {
 
 static void hca_free(struct hca *hca)
 {
-	if (hca->engine_page)
-		__free_page(hca->engine_page);
+	if (hca->device_page)
+		__free_page(hca->device_page);
 	kvfree(hca->mkey_variant);
 	kfree(hca->gids);
 	kfree(hca);
@@ -80,7 +81,7 @@ static void hca_free(struct hca *hca)
 struct hca *hca_create(void)
 {
 	const struct hca_caps *caps = &hca_caps_rev1;
-	struct softhca_engine_page *engine_page;
+	struct softhca_device_page *device_page;
 	struct hca *hca;
 	int err;
 
@@ -101,14 +102,14 @@ struct hca *hca_create(void)
 			    GFP_KERNEL);
 	/* Indexes 1..max_mr; index 0 is never handed out. */
 	hca->mkey_variant = kvzalloc(caps->max_mr + 1, GFP_KERNEL);
-	hca->engine_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	if (!hca->gids || !hca->mkey_variant || !hca->engine_page) {
+	hca->device_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!hca->gids || !hca->mkey_variant || !hca->device_page) {
 		hca_free(hca);
 		return ERR_PTR(-ENOMEM);
 	}
 	/* Never cleared: a gone device's mapping is the zero page (live 0). */
-	engine_page = page_address(hca->engine_page);
-	engine_page->live = SOFTHCA_ENGINE_LIVE;
+	device_page = page_address(hca->device_page);
+	device_page->live = SOFTHCA_DEVICE_LIVE;
 
 	err = hca_eq_init(hca);
 	if (err) {
@@ -121,17 +122,29 @@ struct hca *hca_create(void)
 		hca_free(hca);
 		return ERR_PTR(err);
 	}
+	/* After the engine: its thread count shapes every area. */
+	hca->kernel_db = hca_db_area_create(hca);
+	if (!hca->kernel_db) {
+		hca_engine_fini(hca);
+		hca_eq_fini(hca);
+		hca_free(hca);
+		return ERR_PTR(-ENOMEM);
+	}
 	hca_fabric_add(hca);
 	return hca;
 }
 
 void hca_destroy(struct hca *hca)
 {
-	struct page *page;
+	struct hca_uar *uar;
 	unsigned long index;
 
 	/* No packet reaches this HCA any more, then stop its engine. */
 	hca_fabric_del(hca);
+	xa_for_each(&hca->uars, index, uar)
+		hca_engine_area_fini(uar->db);	/* leaked: WARNed below */
+	hca_engine_area_fini(hca->kernel_db);
+	hca_db_area_destroy(hca->kernel_db);
 	hca_engine_fini(hca);
 	/* The driver destroyed its EQs: no EQE is written any more. */
 	hca_eq_fini(hca);
@@ -141,11 +154,9 @@ void hca_destroy(struct hca *hca)
 	WARN_ONCE(!xa_empty(&hca->mkeys), "softhca: MKeys leaked\n");
 	WARN_ONCE(!xa_empty(&hca->pds), "softhca: PDs leaked\n");
 	WARN_ONCE(!xa_empty(&hca->uars), "softhca: UARs leaked\n");
-	xa_for_each(&hca->uars, index, page)
-		__free_page(page);
+	/* Leaked objects stay allocated: the engine may not have let go. */
 	xa_destroy(&hca->uars);
 	xa_destroy(&hca->pds);
-	/* Leaked objects stay allocated: the engine may not have let go. */
 	xa_destroy(&hca->mkeys);
 	xa_destroy(&hca->cqs);
 	xa_destroy(&hca->qps);
@@ -178,32 +189,51 @@ static int hca_cmd_dealloc_pd(struct hca *hca, const void *inbox, void *outbox)
 static int hca_cmd_alloc_uar(struct hca *hca, const void *inbox, void *outbox)
 {
 	struct hca_cmd_alloc_uar_out *out = outbox;
-	struct page *page;
+	struct hca_uar *uar;
 	u32 index;
-	int err;
+	int err = -ENOMEM;
 
-	page = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	if (!page)
+	uar = kzalloc(sizeof(*uar), GFP_KERNEL);
+	if (!uar)
 		return -ENOMEM;
-	err = xa_alloc(&hca->uars, &index, page,
+	uar->page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!uar->page)
+		goto err_free;
+	uar->db = hca_db_area_create(hca);
+	if (!uar->db)
+		goto err_page;
+	err = xa_alloc(&hca->uars, &index, uar,
 		       XA_LIMIT(0, hca->caps->max_uar - 1), GFP_KERNEL);
 	if (err) {
-		__free_page(page);
-		return err == -EBUSY ? -ENOSPC : err;
+		err = err == -EBUSY ? -ENOSPC : err;
+		goto err_db;
 	}
+	uar->index = index;
 	out->uar_index = index;
 	return 0;
+
+err_db:
+	hca_db_area_destroy(uar->db);
+err_page:
+	__free_page(uar->page);
+err_free:
+	kfree(uar);
+	return err;
 }
 
+/* Every QP and CQ that rang through it was destroyed before. */
 static int hca_cmd_free_uar(struct hca *hca, const void *inbox, void *outbox)
 {
 	const struct hca_cmd_free_uar_in *in = inbox;
-	struct page *page;
+	struct hca_uar *uar;
 
-	page = xa_erase(&hca->uars, in->uar_index);
-	if (!page)
+	uar = xa_erase(&hca->uars, in->uar_index);
+	if (!uar)
 		return -EINVAL;
-	__free_page(page);
+	hca_engine_area_fini(uar->db);
+	hca_db_area_destroy(uar->db);
+	__free_page(uar->page);
+	kfree_rcu(uar, rcu);
 	return 0;
 }
 
@@ -303,14 +333,40 @@ int hca_exec(struct hca *hca, u16 opcode, const void *in,
 
 unsigned long hca_uar_pfn(struct hca *hca, u32 uar_index)
 {
-	struct page *page = xa_load(&hca->uars, uar_index);
+	struct hca_uar *uar = xa_load(&hca->uars, uar_index);
 
-	return page ? page_to_pfn(page) : 0;
+	return uar ? page_to_pfn(uar->page) : 0;
 }
 
-unsigned long hca_engine_pfn(struct hca *hca)
+unsigned long hca_device_pfn(struct hca *hca)
 {
-	return page_to_pfn(hca->engine_page);
+	return page_to_pfn(hca->device_page);
+}
+
+unsigned long hca_uar_db_pfn(struct hca *hca, u32 uar_index,
+			     unsigned long pgoff)
+{
+	struct hca_uar *uar = xa_load(&hca->uars, uar_index);
+
+	if (!uar || pgoff >= HCA_DB_AREA_PAGES)
+		return 0;
+	return vmalloc_to_pfn((void *)uar->db->hint + (pgoff << PAGE_SHIFT));
+}
+
+struct hca_uar *hca_uar_find(struct hca *hca, u32 uar_index)
+{
+	return xa_load(&hca->uars, uar_index);
+}
+
+/* The doorbell area of CREATE_QP / CREATE_CQ's @uar_index, or NULL. */
+struct hca_db_area *hca_uar_db(struct hca *hca, u32 uar_index)
+{
+	struct hca_uar *uar;
+
+	if (uar_index == HCA_UAR_KERNEL)
+		return hca->kernel_db;
+	uar = xa_load(&hca->uars, uar_index);
+	return uar ? uar->db : NULL;
 }
 
 /* A PD number that ALLOC_PD handed out and DEALLOC_PD did not take back. */
@@ -319,16 +375,3 @@ bool hca_pd_valid(struct hca *hca, u32 pdn)
 	return pdn && xa_load(&hca->pds, pdn);
 }
 
-void hca_doorbell_notify(struct hca *hca)
-{
-	struct softhca_engine_page *page = page_address(hca->engine_page);
-
-	/*
-	 * The caller's doorbell record before the flag; pairs with the
-	 * engine's barrier between setting NEED_WAKEUP and its last look at
-	 * every doorbell (as the provider does, user/engine.c).
-	 */
-	smp_mb();
-	if (READ_ONCE(page->flags) & SOFTHCA_ENGINE_NEED_WAKEUP)
-		hca_engine_thread_wake();
-}

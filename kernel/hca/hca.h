@@ -13,6 +13,8 @@
 
 #include <linux/bits.h>
 #include <linux/build_bug.h>
+#include <linux/kernel.h>
+#include <asm/page.h>
 #include <linux/types.h>
 #include <rdma/softhca-opcodes.h>
 #include <rdma/softhca-queue.h>
@@ -100,9 +102,18 @@ struct hca_cmd_dealloc_pd_in {
 	u32 pdn;
 };
 
+/*
+ * ALLOC_UAR: a UAR page and its doorbell area (struct softhca_db_area,
+ * HCA_DB_AREA_PAGES pages), both zeroed, both for mapping into the context
+ * that owns them. The QPs and CQs created on this UAR ring through it.
+ */
 struct hca_cmd_alloc_uar_out {
 	u32 uar_index;
 };
+
+/* CREATE_QP / CREATE_CQ .uar_index of kernel objects: the HCA's own area. */
+#define HCA_UAR_KERNEL			U32_MAX
+#define HCA_DB_AREA_PAGES		DIV_ROUND_UP(SOFTHCA_DB_AREA_SIZE, PAGE_SIZE)
 
 struct hca_cmd_free_uar_in {
 	u32 uar_index;
@@ -167,10 +178,15 @@ struct hca_cmd_create_cq_in {
 	struct softhca_cq_dbr *dbr;
 	u32 log_size;
 	u32 eqn;
+	u32 uar_index;			/* its doorbell area, or HCA_UAR_KERNEL */
+	u32 rsvd;
 };
 
+/* The CQ's doorbell slot and the engine thread serving it (queue.h). */
 struct hca_cmd_create_cq_out {
 	u32 cqn;
+	u32 db_slot;
+	u32 db_thread;
 };
 
 struct hca_cmd_destroy_cq_in {
@@ -201,10 +217,14 @@ struct hca_cmd_create_qp_in {
 	u32 max_send_sge;
 	u32 max_inline_data;
 	struct softhca_qp_dbr *dbr;
+	u32 uar_index;			/* its doorbell area, or HCA_UAR_KERNEL */
+	u32 rsvd;
 };
 
 struct hca_cmd_create_qp_out {
 	u32 qpn;
+	u32 db_slot;			/* as CREATE_CQ's */
+	u32 db_thread;
 };
 
 struct hca_cmd_destroy_qp_in {
@@ -312,22 +332,35 @@ int hca_exec(struct hca *hca, u16 opcode, const void *in,
  */
 unsigned long hca_uar_pfn(struct hca *hca, u32 uar_index);
 
-/* The engine page (struct softhca_engine_page), mapped read-only to users. */
-unsigned long hca_engine_pfn(struct hca *hca);
+/* The device page (struct softhca_device_page), mapped read-only to users. */
+unsigned long hca_device_pfn(struct hca *hca);
+
+/* Page @pgoff of the UAR's doorbell area, or 0 (same lifetime). */
+unsigned long hca_uar_db_pfn(struct hca *hca, u32 uar_index,
+			     unsigned long pgoff);
 
 /*
- * The wake-up doorbell: a provider found NEED_WAKEUP set after ringing. Runs
- * the pending doorbells of this HCA in the caller's context, then hands the
- * stream back to the engine thread. May sleep briefly (process context).
+ * The UAR of @uar_index as a handle for hca_wakeup_call(), or NULL. Valid
+ * until FREE_UAR of that index; the caller makes sure no call uses it then.
  */
-void hca_wakeup_call(struct hca *hca);
+struct hca_uar;
+struct hca_uar *hca_uar_find(struct hca *hca, u32 uar_index);
+
+/*
+ * The wake-up call: a provider found NEED_WAKEUP set in its doorbell area
+ * after ringing. Runs the pending doorbells of that area in the caller's
+ * context, then hands the stream back to the engine thread(s). May sleep
+ * briefly (process context).
+ */
+void hca_wakeup_call(struct hca_uar *uar);
 
 /*
  * The kernel's doorbell (kernel QPs and CQs): after storing a doorbell
- * record, a full barrier and, if the engine sleeps (NEED_WAKEUP), wake its
- * thread. Any context (no sleeping): the work runs in the engine thread.
+ * record, the hint for @db_slot in the HCA's own doorbell area, a full
+ * barrier and, if its engine thread does not watch the area, a wake-up of
+ * that thread. Any context (no sleeping): the work runs in the thread.
  */
-void hca_doorbell_notify(struct hca *hca);
+void hca_kernel_doorbell(struct hca *hca, u32 db_slot);
 
 /* ==== Event queues and interrupt vectors (kernel/hca/eq_ctx.c) =================== */
 

@@ -12,6 +12,7 @@
 #define HCA_HCA_MODEL_H
 
 #include <linux/completion.h>
+#include <linux/idr.h>
 #include <linux/kthread.h>
 #include <linux/list.h>
 #include <linux/mm.h>
@@ -49,15 +50,17 @@ static inline void hca_copy(void *dst, const void *src, size_t len)
 struct hca_mkey;
 struct hca_cq;
 struct hca_qp;
+struct hca_db_area;
 
 struct hca {
 	const struct hca_caps *caps;
 	struct xarray pds;		/* PD number (1..max_pd) -> value */
-	struct xarray uars;		/* UAR index -> struct page */
+	struct xarray uars;		/* UAR index -> struct hca_uar */
 	struct xarray mkeys;		/* MKey index (key >> 8) -> mkey */
 	struct xarray cqs;		/* CQN -> cq */
 	struct xarray qps;		/* QPN -> qp */
-	struct page *engine_page;	/* struct softhca_engine_page */
+	struct hca_db_area *kernel_db;	/* doorbell area of kernel objects */
+	struct page *device_page;	/* struct softhca_device_page */
 	struct list_head fabric_node;	/* on the local fabric (fabric.c) */
 	/* cmd: RoCE addresses (SET_ROCE_ADDRESS), under gid_lock */
 	spinlock_t gid_lock;
@@ -74,6 +77,112 @@ struct hca {
 	struct hca_engine_dev *eng;	/* EQs, port state (eq_ctx.c) */
 	struct hca_eq_dev *eqh;
 };
+
+/* ---- UARs and doorbell areas (hca.c, doorbell.c) ---------------------- */
+
+/*
+ * What a doorbell slot names (design.md §10): embedded in the QP or CQ that
+ * owns the slot. The slot's engine thread is fixed at creation.
+ */
+enum hca_db_type {
+	HCA_DB_QP = 1,
+	HCA_DB_CQ,
+};
+
+struct hca_db_target {
+	u8 type;			/* enum hca_db_type */
+	u8 thread;			/* engine thread of the slot */
+	u32 slot;
+	struct hca_db_area *area;
+};
+
+/* Where an area stands with one engine thread (engine.c). */
+enum hca_db_watch_state {
+	HCA_DB_UNWATCHED,		/* NEED_WAKEUP up: the provider calls */
+	HCA_DB_JOINING,			/* on the thread's join list */
+	HCA_DB_WATCHED,			/* on the thread's watched list */
+};
+
+struct hca_db_watch {
+	struct list_head node;		/* join or watched list of the thread */
+	u8 state;			/* enum hca_db_watch_state, thread lock */
+	s64 last_hint;			/* local_clock() of the last hint seen */
+};
+
+/*
+ * The doorbell area of one UAR (or of the HCA's kernel objects): the page(s)
+ * the provider writes hints into, and the model's trusted view of them:
+ * which object owns which slot, and how far each thread's slots reach.
+ */
+struct hca_db_area {
+	struct softhca_db_area *hint;	/* shared with the provider */
+	struct hca *hca;
+	struct mutex slot_lock;		/* slot allocation and release */
+	u32 next_thread;		/* round robin of new slots, slot_lock */
+	/* Groups in use per thread (1 + highest): where claims stop. */
+	u32 groups[SOFTHCA_DB_MAX_THREADS];
+	struct ida ida[SOFTHCA_DB_MAX_THREADS];
+	/* Slot -> target, by group: RCU, written under slot_lock. */
+	struct hca_db_target __rcu **chunk[SOFTHCA_DB_GROUPS];
+	struct hca_db_watch watch[SOFTHCA_DB_MAX_THREADS];
+};
+
+/* A UAR: its page (the "BAR" the provider stores to) and doorbell area. */
+struct hca_uar {
+	u32 index;
+	struct page *page;
+	struct hca_db_area *db;
+	struct rcu_head rcu;
+};
+
+/* CREATE_QP / CREATE_CQ: the area of @uar_index (HCA_UAR_KERNEL too). */
+struct hca_db_area *hca_uar_db(struct hca *hca, u32 uar_index);
+
+/* Engine threads the slots of every area are shared between (engine.c). */
+extern unsigned int hca_engine_nr_threads;
+
+struct hca_db_area *hca_db_area_create(struct hca *hca);
+/* After hca_engine_area_fini(): no thread or caller looks at it any more. */
+void hca_db_area_destroy(struct hca_db_area *a);
+/*
+ * Give @tgt a slot of @a (tgt->slot, tgt->thread), not yet visible to
+ * claims; hca_db_publish() makes it so once the object is complete.
+ * -ENOSPC when the area is full.
+ */
+int hca_db_slot_alloc(struct hca_db_area *a, struct hca_db_target *tgt,
+		      enum hca_db_type type);
+void hca_db_publish(struct hca_db_target *tgt);
+/*
+ * No claim finds @tgt after this (an RCU grace period later no lookup holds
+ * it unreferenced); the slot is free again.
+ */
+void hca_db_slot_free(struct hca_db_target *tgt);
+/* The engine thread whose range holds @slot. */
+u32 hca_db_slot_thread(u32 slot);
+/* Ring @slot's hint ourselves (kernel objects, a claim given back). */
+void hca_db_ring(struct hca_db_area *a, u32 slot);
+/*
+ * Claim up to @max hints of thread @t in @a: each claimed hint's target
+ * with a reference held (hca_db_target_put()) in @out. Hints beyond @max
+ * are left (or put back) for the next claim. Returns how many were stored;
+ * *@claimed counts every hint taken, those naming no object included.
+ */
+unsigned int hca_db_claim(struct hca_db_area *a, unsigned int t,
+			  struct hca_db_target **out, unsigned int max,
+			  unsigned int *claimed);
+void hca_db_target_put(struct hca_db_target *tgt);
+/* Is a hint of thread @t waiting in @a? One load. */
+static inline bool hca_db_pending(const struct hca_db_area *a, unsigned int t)
+{
+	return READ_ONCE(a->hint->thread[t].pending);
+}
+
+static inline void hca_db_set_need_wakeup(struct hca_db_area *a,
+					  unsigned int t, bool on)
+{
+	WRITE_ONCE(a->hint->thread[t].flags,
+		   on ? SOFTHCA_ENGINE_NEED_WAKEUP : 0);
+}
 
 /* ---- MKeys (mkey.c) --------------------------------------------------- */
 
@@ -209,7 +318,7 @@ struct hca_cq {
 	refcount_t users;
 	struct completion free;
 	struct rcu_head rcu;
-	struct list_head eng_node;	/* on the engine's CQ list (SRCU) */
+	struct hca_db_target db;	/* rung by an arm finding CQEs waiting */
 	/* eng: producer and notification state, under lock (cqe.c) */
 	spinlock_t lock;
 	u32 pi;				/* CQEs written so far */
@@ -235,15 +344,10 @@ void hca_cq_put(struct hca_cq *cq);
 int hca_cqe_write(struct hca_cq *cq, const struct softhca_cqe *cqe);
 
 /*
- * The provider wrote a new arm word (cq->dbr->arm differs from arm_seen):
- * evaluate it against the CQEs not yet consumed and raise the completion
- * event if it is due (an arm that finds unconsumed CQEs fires at once).
+ * The CQ's doorbell slot rang (an arm found CQEs waiting): evaluate the arm
+ * word against the CQEs not yet consumed and raise the completion event if
+ * it is due (an arm that finds unconsumed CQEs fires at once).
  */
-static inline bool hca_cq_arm_changed(struct hca_cq *cq)
-{
-	return READ_ONCE(cq->dbr->arm) != READ_ONCE(cq->arm_seen);
-}
-
 void hca_cq_arm_poll(struct hca_cq *cq);
 
 /* ---- QPs (qp_ctx.c: contexts and state; engine: execution) ---------------- */
@@ -282,8 +386,8 @@ struct hca_qp {
 	u32 attrs_gen;
 	bool sqd_event;			/* SQ_DRAINED owed for this SQD */
 
+	struct hca_db_target db;	/* its doorbell slot, fixed at CREATE_QP */
 	/* eng: execution state, see engine.c (under lock unless noted) */
-	struct list_head eng_node;	/* on the engine's active list */
 	struct hca_engine_qp *eng;
 	/* Written by this QP's executor... */
 	u16 sq_ci ____cacheline_aligned_in_smp;	/* next WQEBB to execute */
@@ -315,25 +419,24 @@ void hca_engine_qp_state_changed(struct hca_qp *qp,
  * success the QP is published.
  * DESTROY_QP: (1) state -> RESET under qp->lock and
  * hca_engine_qp_state_changed(qp, old) (the engine forgets it, as on any
- * move to RESET), (2) the QPN is erased (no new lookups), (3) wait until
- * every reference taken with hca_qp_get()/hca_fabric_find_qp() is put:
- * the engine must not hold one for the list membership itself, (4)
+ * move to RESET: off its run and ERR lists, timer cancelled), (2) the QPN
+ * is erased and the doorbell slot released (no new lookups), (3) wait until
+ * every reference taken with hca_qp_get()/hca_fabric_find_qp() or by a
+ * claim is put: the engine holds none for list membership, (4)
  * hca_engine_qp_fini(), (5) CQ references put, memory freed after an RCU
  * grace period. The driver frees the queue memory after DESTROY_QP returns.
  */
 int hca_engine_qp_init(struct hca_qp *qp);
 void hca_engine_qp_fini(struct hca_qp *qp);
 
-/*
- * The engine watches every CQ's arm word: CREATE_CQ adds the CQ once it is
- * complete, DESTROY_CQ removes it (may sleep) before freeing it.
- */
-void hca_engine_cq_init(struct hca_cq *cq);
-void hca_engine_cq_fini(struct hca_cq *cq);
-
 /* Engine of one HCA instance (engine.c). */
 int hca_engine_init(struct hca *hca);
 void hca_engine_fini(struct hca *hca);
+/*
+ * A doorbell area leaves the engine (FREE_UAR, HCA power-off): no thread
+ * watches it and no claim runs on it when this returns. May sleep.
+ */
+void hca_engine_area_fini(struct hca_db_area *a);
 
 /* ---- Firmware commands (dispatched by hca.c, may sleep) --------------- */
 

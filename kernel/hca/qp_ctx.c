@@ -51,6 +51,7 @@ int hca_cmd_create_qp(struct hca *hca, const void *inbox, void *outbox)
 {
 	const struct hca_cmd_create_qp_in *in = inbox;
 	struct hca_cmd_create_qp_out *out = outbox;
+	struct hca_db_area *db;
 	struct hca_qp *qp;
 	void *old;
 	u32 qpn;
@@ -87,9 +88,11 @@ int hca_cmd_create_qp(struct hca *hca, const void *inbox, void *outbox)
 	spin_lock_init(&qp->lock);
 	qp->state = HCA_QPS_RESET;
 	qp->attrs_gen = 1;
-	INIT_LIST_HEAD(&qp->eng_node);
 
 	err = -EINVAL;
+	db = hca_uar_db(hca, in->uar_index);
+	if (!db)
+		goto err_free;
 	qp->send_cq = hca_cq_get(hca, in->send_cqn);
 	if (!qp->send_cq)
 		goto err_free;
@@ -111,16 +114,25 @@ int hca_cmd_create_qp(struct hca *hca, const void *inbox, void *outbox)
 	err = hca_engine_qp_init(qp);
 	if (err)
 		goto err_erase;
+	err = hca_db_slot_alloc(db, &qp->db, HCA_DB_QP);
+	if (err)
+		goto err_engine;
 
 	old = xa_store(&hca->qps, qpn, qp, GFP_KERNEL);
 	if (xa_is_err(old)) {
 		err = xa_err(old);
-		hca_engine_qp_fini(qp);
-		goto err_erase;
+		goto err_slot;
 	}
+	hca_db_publish(&qp->db);
 	out->qpn = qpn;
+	out->db_slot = qp->db.slot;
+	out->db_thread = qp->db.thread;
 	return 0;
 
+err_slot:
+	hca_db_slot_free(&qp->db);
+err_engine:
+	hca_engine_qp_fini(qp);
 err_erase:
 	xa_erase(&hca->qps, qpn);
 err_free:
@@ -178,6 +190,8 @@ int hca_cmd_destroy_qp(struct hca *hca, const void *inbox, void *outbox)
 	}
 	__xa_erase(&hca->qps, in->qpn);
 	xa_unlock(&hca->qps);
+	/* No claim finds it now; one that did holds a reference. */
+	hca_db_slot_free(&qp->db);
 	/* Before kfree_rcu(): cached routes to it are stale from here. */
 	hca_fabric_changed();
 

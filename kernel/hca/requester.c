@@ -255,15 +255,20 @@ static void hca_wait_set(struct hca_qp *qp, enum hca_wait_kind kind,
 	/* Never 0: 0 means "not waiting" to the lockless readers. */
 	WRITE_ONCE(e->wait_until, (ktime_get_ns() + delay_ns) | 1);
 	WRITE_ONCE(qp->sq_draining, true);
-	hca_engine_timer_changed();
+	/* Its expiry puts the QP on its thread's run list (exec.c). */
+	hca_wait_start(qp, delay_ns);
 }
 
 void hca_wait_clear(struct hca_qp *qp)
 {
 	struct hca_engine_qp *e = qp->eng;
 
-	e->wait_kind = HCA_WAIT_NONE;
-	WRITE_ONCE(e->wait_until, 0);
+	if (e->wait_kind != HCA_WAIT_NONE) {
+		/* One still running adds a run of the QP: harmless. */
+		hrtimer_try_to_cancel(&e->wait_timer);
+		e->wait_kind = HCA_WAIT_NONE;
+		WRITE_ONCE(e->wait_until, 0);
+	}
 	WRITE_ONCE(qp->sq_draining, false);
 }
 

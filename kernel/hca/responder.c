@@ -465,26 +465,30 @@ out:
 
 /*
  * The QP is in ERR: complete every posted RQ WQE from rq_ci with
- * WR_FLUSH_ERR, one CQE each, at most @budget of them.
+ * WR_FLUSH_ERR, one CQE each, at most @budget of them. Returns whether
+ * some are left.
  */
-void hca_rq_flush(struct hca_qp *qp, unsigned int budget)
+bool hca_rq_flush(struct hca_qp *qp, unsigned int budget)
 {
 	struct softhca_cqe cqe;
+	bool more = false;
 	u16 posted;
 
 	if (!qp->rq_wqe_cnt)
-		return;
+		return false;
 	mutex_lock(&qp->eng->resp_lock);
 	/* Not if a RESET (which forgets the queues) came in between. */
 	if (READ_ONCE(qp->state) == HCA_QPS_ERR) {
 		posted = hca_rq_posted(qp);
 		while (qp->rq_ci != posted && budget--) {
 			hca_cqe_init_err(&cqe, SOFTHCA_CQE_RESP_ERR, qp->qpn, 0,
-					  qp->rq_ci,
-					  SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR);
+					 qp->rq_ci,
+					 SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR);
 			hca_cqe_write(qp->recv_cq, &cqe);
 			WRITE_ONCE(qp->rq_ci, qp->rq_ci + 1);
 		}
+		more = qp->rq_ci != posted;
 	}
 	mutex_unlock(&qp->eng->resp_lock);
+	return more;
 }

@@ -2,7 +2,7 @@
 /*
  * Host unit test of the provider's data path (user/send.c, recv.c, poll.c)
  * over queues in ordinary memory: a fake UAR page, doorbell records and
- * engine page, and CQEs written by the test (or by a fake engine thread).
+ * doorbell area, and CQEs written by the test (or by a fake engine thread).
  * Checks post_send step by step (WQE bytes, wrid[]/wqe_head[], the SND
  * record, BlueFlame copy vs. 64-bit doorbell and the buffer toggle, bad_wr
  * for each kind of error, the overflow check and its recovery through
@@ -58,10 +58,13 @@ int softhca_wakeup_call(struct softhca_context *ctx)
 
 #define QPN	0x000123
 #define CQN	0x000007
+#define QP_SLOT	5	/* group 0 */
+#define CQ_SLOT	70	/* group 1 */
 
 struct fake {
 	struct softhca_context *ctx;
-	struct softhca_engine_page *engine;
+	struct softhca_db_area *db;
+	struct softhca_device_page *dev;
 	struct softhca_cq *cq;
 	struct softhca_qp *qp;
 	struct softhca_qp_dbr qp_dbr;
@@ -106,8 +109,9 @@ static struct fake *fake_new(uint32_t cqe_cnt, uint32_t sq_bbs,
 	f->ctx = ctx = zalloc(64, sizeof(*ctx));
 	ctx->uar = zalloc(4096, 4096);
 	ctx->uar_size = 4096;
-	f->engine = zalloc(4096, 4096);
-	ctx->engine = f->engine;
+	f->db = zalloc(4096, sizeof(*f->db));
+	ctx->db = f->db;
+	f->dev = zalloc(4096, 4096);
 	ctx->bf_buf_size = SOFTHCA_UAR_BF_SIZE;
 	ctx->bf_offset = SOFTHCA_UAR_BF_OFFSET;
 	softhca_lock_init(&ctx->bf_lock, false);
@@ -121,6 +125,9 @@ static struct fake *fake_new(uint32_t cqe_cnt, uint32_t sq_bbs,
 	for (uint32_t i = 0; i < cqe_cnt; i++)
 		cq->ring[i].op_own = SOFTHCA_CQE_INVALID << 4;
 	cq->dbr = &f->cq_dbr;
+	/* The CQ on engine thread 1, the QP on thread 0 (below). */
+	if (softhca_db_hint_init(ctx, &cq->db, CQ_SLOT, 1))
+		exit(2);
 
 	f->qp = qp = zalloc(64, sizeof(*qp));
 	qp->vqp.qp.context = &ctx->vctx.context;
@@ -129,6 +136,8 @@ static struct fake *fake_new(uint32_t cqe_cnt, uint32_t sq_bbs,
 	qp->vqp.qp.qp_num = QPN;
 	qp->qpn = QPN;
 	qp->dbr = &f->qp_dbr;
+	if (softhca_db_hint_init(ctx, &qp->db, QP_SLOT, 0))
+		exit(2);
 	softhca_lock_init(&qp->sq.lock, true);
 	softhca_lock_init(&qp->rq.lock, true);
 	qp->sq.fmt.ring.size = sq_bbs * SOFTHCA_SEND_WQE_BB;
@@ -167,7 +176,8 @@ static void fake_free(struct fake *f)
 	for (uint32_t i = 0; i < SOFTHCA_QP_TABLE_SIZE; i++)
 		free(f->ctx->qp_table[i]);
 	free(f->ctx->uar);
-	free(f->engine);
+	free(f->db);
+	free(f->dev);
 	free(f->ctx);
 	free(f);
 }
@@ -493,9 +503,21 @@ static void wakeup_only_when_engine_sleeps(void)
 	wake_calls = 0;
 	CHECK_EQ(softhca_post_send(ibqp(f), &w1, &bad), 0);
 	CHECK_EQ(wake_calls, 0);
-	f->engine->flags = SOFTHCA_ENGINE_NEED_WAKEUP;
+	/* The hint names the QP's slot, its group and its thread only. */
+	CHECK_EQ(f->db->slot[QP_SLOT], 1);
+	CHECK_EQ(f->db->group[QP_SLOT >> SOFTHCA_DB_GROUP_SHIFT], 1);
+	CHECK_EQ(f->db->thread[0].pending, 1);
+	CHECK_EQ(f->db->slot[QP_SLOT + 1] | f->db->slot[QP_SLOT - 1], 0);
+	CHECK_EQ(f->db->group[1] | f->db->thread[1].pending, 0);
+	/* Another thread not watching: not this QP's business. */
+	f->db->thread[1].flags = SOFTHCA_ENGINE_NEED_WAKEUP;
+	CHECK_EQ(softhca_post_send(ibqp(f), &w1, &bad), 0);
+	CHECK_EQ(wake_calls, 0);
+	f->db->thread[0].flags = SOFTHCA_ENGINE_NEED_WAKEUP;
+	f->db->slot[QP_SLOT] = 0;
 	CHECK_EQ(softhca_post_send(ibqp(f), &w1, &bad), 0);
 	CHECK_EQ(wake_calls, 1);		/* one call for the batch */
+	CHECK_EQ(f->db->slot[QP_SLOT], 1);	/* rung again */
 	CHECK_EQ(softhca_post_recv(ibqp(f), &r, &rbad), 0);
 	CHECK_EQ(wake_calls, 1);		/* receives never wake */
 	/* a batch that posts nothing does not wake either */
@@ -521,7 +543,7 @@ static void wr_api_batch_and_rollback(void)
 	CHECK_EQ(softhca_wr_api_init(f->qp), 0);
 	CHECK_EQ(f->qp->vqp.comp_mask & VERBS_QP_EX, VERBS_QP_EX);
 	wake_calls = 0;
-	f->engine->flags = SOFTHCA_ENGINE_NEED_WAKEUP;
+	f->db->thread[0].flags = SOFTHCA_ENGINE_NEED_WAKEUP;
 
 	/* SEND + sge, WRITE_IMM + inline list, a READ, a 0-byte SEND */
 	ibv_wr_start(qpx);
@@ -778,20 +800,20 @@ static void poll_empty_on_a_gone_device(void)
 	struct ibv_wc wc[4];
 
 	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 4, wc), 0);
-	f->engine->live = SOFTHCA_ENGINE_LIVE;
-	f->ctx->engine_live = &f->engine->live;
+	f->dev->live = SOFTHCA_DEVICE_LIVE;
+	f->ctx->dev_live = &f->dev->live;
 	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 4, wc), 0);
 
 	CHECK_EQ(softhca_post_send(ibqp(f), &s, &sbad), 0);
 	put_cqe(f, 0, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_SEND, 0, 64);
-	f->engine->live = 0;
+	f->dev->live = 0;
 	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 4, wc), 1);
 	CHECK_EQ(wc[0].wr_id, 90);
 	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 4, wc), -EIO);
 	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 4, wc), -EIO);
 	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 1);
 
-	f->ctx->engine_live = NULL;
+	f->ctx->dev_live = NULL;
 	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 4, wc), 0);
 	fake_free(f);
 }
@@ -916,17 +938,21 @@ static void arm_doorbells(void)
 	 */
 	softhca_cq_event(cq);
 	softhca_cq_event(cq);
-	f->engine->flags = SOFTHCA_ENGINE_NEED_WAKEUP;
+	f->db->thread[1].flags = SOFTHCA_ENGINE_NEED_WAKEUP;
 	CHECK_EQ(softhca_req_notify_cq(cq, 1), 0);
 	CHECK_EQ(be32toh(f->cq_dbr.arm), 0x21000003);
 	CHECK_BYTES(uar(f, SOFTHCA_UAR_CQ_DB_OFFSET), want_uar, 8);
 	CHECK_EQ(wake_calls, 0);
+	CHECK_EQ(f->db->slot[CQ_SLOT] | f->db->thread[1].pending, 0);
 	/* ...but a CQE already waiting at ci needs the engine: one call. */
 	put_cqe(f, 0x1000003, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_SEND, 1, 0);
 	CHECK_EQ(softhca_req_notify_cq(cq, 1), 0);
 	CHECK_EQ(wake_calls, 1);
+	CHECK_EQ(f->db->slot[CQ_SLOT], 1);
+	CHECK_EQ(f->db->group[CQ_SLOT >> SOFTHCA_DB_GROUP_SHIFT], 1);
+	CHECK_EQ(f->db->thread[1].pending, 1);
 	/* Polling engine: never a call. */
-	f->engine->flags = 0;
+	f->db->thread[1].flags = 0;
 	CHECK_EQ(softhca_req_notify_cq(cq, 1), 0);
 	CHECK_EQ(wake_calls, 1);
 	/* arm_sn wraps on 2 bits */

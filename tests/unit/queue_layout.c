@@ -29,7 +29,8 @@ SIZE_IS(struct softhca_cqe, 64);
 SIZE_IS(struct softhca_eqe, 64);
 SIZE_IS(struct softhca_qp_dbr, 8);
 SIZE_IS(struct softhca_cq_dbr, 8);
-SIZE_IS(struct softhca_engine_page, 8);
+SIZE_IS(struct softhca_db_thread, 64);
+SIZE_IS(struct softhca_db_area, SOFTHCA_DB_AREA_SIZE);
 _Static_assert(SOFTHCA_SEND_WQE_BB == 1 << SOFTHCA_SEND_WQE_SHIFT, "WQEBB");
 _Static_assert(SOFTHCA_DS_SIZE == 1 << SOFTHCA_DS_SHIFT, "DS");
 _Static_assert(SOFTHCA_CQE_SIZE == sizeof(struct softhca_cqe), "CQE size");
@@ -80,8 +81,8 @@ OFF_IS(struct softhca_qp_dbr, rcv_counter, SOFTHCA_RCV_DBR * 4);
 OFF_IS(struct softhca_qp_dbr, snd_counter, SOFTHCA_SND_DBR * 4);
 OFF_IS(struct softhca_cq_dbr, set_ci, SOFTHCA_CQ_SET_CI * 4);
 OFF_IS(struct softhca_cq_dbr, arm, SOFTHCA_CQ_ARM_DB * 4);
-OFF_IS(struct softhca_engine_page, flags, 0);
-OFF_IS(struct softhca_engine_page, live, 4);
+OFF_IS(struct softhca_db_thread, flags, 0);
+OFF_IS(struct softhca_device_page, live, 4);
 
 #define SAME_OFF(ours, f, theirs, g) \
 	CHECK_EQ(offsetof(ours, f), offsetof(theirs, g))
@@ -239,9 +240,19 @@ static void eqe_constants_match_kernel_mlx5(void)
 	CHECK_EQ(SOFTHCA_EVENT_QUEUE_TYPE_SQ, 2);
 }
 
-static void engine_page(void)
+static void doorbell_area(void)
 {
-	CHECK_EQ(offsetof(struct softhca_engine_page, flags), 0);
+	CHECK_EQ(offsetof(struct softhca_db_thread, flags), 0);
+	CHECK_EQ(offsetof(struct softhca_db_thread, pending), 4);
+	CHECK_EQ(offsetof(struct softhca_db_area, thread[1]), 64);
+	CHECK_EQ(offsetof(struct softhca_db_area, group),
+		 SOFTHCA_DB_GROUP_OFFSET);
+	CHECK_EQ(offsetof(struct softhca_db_area, slot),
+		 SOFTHCA_DB_SLOT_OFFSET);
+	CHECK_EQ(SOFTHCA_DB_GROUPS << SOFTHCA_DB_GROUP_SHIFT, SOFTHCA_DB_SLOTS);
+	/* Whole 8-byte words of groups and slots, as the engine claims them. */
+	CHECK_EQ(SOFTHCA_DB_GROUP_OFFSET % 8, 0);
+	CHECK_EQ(SOFTHCA_DB_GROUPS % (8 * SOFTHCA_DB_MAX_THREADS), 0);
 	CHECK_EQ(SOFTHCA_ENGINE_NEED_WAKEUP, 1);
 }
 
@@ -254,7 +265,7 @@ static const struct tap_test tests[] = {
 	{ "cqe_constants_match_mlx5", cqe_constants_match_mlx5 },
 	{ "cq_doorbell_constants_match_mlx5", cq_doorbell_constants_match_mlx5 },
 	{ "eqe_constants_match_kernel_mlx5", eqe_constants_match_kernel_mlx5 },
-	{ "engine_page", engine_page },
+	{ "doorbell_area", doorbell_area },
 };
 
 TAP_MAIN(tests)

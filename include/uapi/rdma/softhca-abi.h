@@ -14,7 +14,10 @@
 #include <linux/types.h>
 
 /* Reported in /sys/class/infiniband_verbs/uverbsN/abi_version. */
-#define SOFTHCA_UVERBS_ABI_VERSION	1
+/* 2: the doorbell area (softhca-queue.h) follows the UAR page; the engine
+ * page became the device page (only its live word is left).
+ */
+#define SOFTHCA_UVERBS_ABI_VERSION	2
 
 /* Parent device of every softhca ib_device; libibverbs matches on it. */
 #define SOFTHCA_MODALIAS		"platform:softhca"
@@ -37,10 +40,14 @@ struct softhca_alloc_ucontext_resp {
 	__u32 max_recv_sge;
 	__u32 max_inline_data;
 	__u32 max_cqe;
-	/* mmap() offset of this context's UAR page (see softhca-queue.h) */
+	/* mmap() offset of this context's UAR page (see softhca-queue.h),
+	 * read-write; its doorbell area follows it in the same mapping, at
+	 * offset page_size: uar_mmap_size bytes in all.
+	 */
 	__aligned_u64 uar_mmap_offset;
-	/* mmap() offset of the device's engine page (read only) */
-	__aligned_u64 engine_mmap_offset;
+	__aligned_u64 uar_mmap_size;
+	/* mmap() offset of the device page (read only, softhca-queue.h) */
+	__aligned_u64 dev_mmap_offset;
 };
 
 struct softhca_alloc_pd_resp {
@@ -65,6 +72,8 @@ struct softhca_create_cq_resp {
 	__u32 dbr_offset;	/* byte offset of softhca_cq_dbr in the mapping */
 	__aligned_u64 mmap_offset;
 	__aligned_u64 mmap_size;
+	__u32 db_slot;		/* the CQ's slot in the doorbell area */
+	__u32 db_thread;	/* the engine thread serving it */
 };
 
 /*
@@ -96,13 +105,15 @@ struct softhca_create_qp_resp {
 	__u32 max_inline_data;
 	__aligned_u64 mmap_offset;
 	__aligned_u64 mmap_size;
+	__u32 db_slot;		/* the QP's slot in the doorbell area */
+	__u32 db_thread;	/* the engine thread serving it */
 };
 
 /*
  * Driver-specific uverbs methods (ioctl on the command fd, object
  * UVERBS_OBJECT_DEVICE, driver namespace).
- * ENGINE_WAKE: the provider found SOFTHCA_ENGINE_NEED_WAKEUP set after a
- * doorbell store. The kernel executes the pending work of this context's
+ * ENGINE_WAKE: the provider found SOFTHCA_ENGINE_NEED_WAKEUP set in its
+ * doorbell area after a doorbell store. The kernel executes the pending work of this context's
  * queues in the caller's context and hands the stream back to the engine.
  * No attributes.
  * WAKE_FD_OPEN: a file descriptor (O_CLOEXEC) on which fsync() does what

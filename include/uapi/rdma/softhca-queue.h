@@ -307,24 +307,67 @@ struct softhca_cq_dbr {
 #define SOFTHCA_CQ_DB_CI_MASK		0x00ffffff
 
 /* ------------------------------------------------------------------------
- * Engine flags page (design.md §5): one page per device, written only by
- * the engine, mapped read-only by the provider. Host byte order: it is a
- * software handshake, not a device format.
- * Before it sleeps the engine sets SOFTHCA_ENGINE_NEED_WAKEUP, issues a full
- * barrier and re-checks every doorbell. After a doorbell store the provider
- * issues a full barrier, loads flags, and makes one wake-up call only if
- * NEED_WAKEUP is set.
- * live is SOFTHCA_ENGINE_LIVE from power-on and never changes. When the
+ * Doorbell area (design.md §10): one per UAR, i.e. per user context, mapped
+ * read-write by the provider; host byte order, a software handshake rather
+ * than a device format. It tells the engine WHERE to look; the doorbell
+ * records stay the truth, and everything here is an untrusted hint.
+ *
+ * Every QP and CQ of the context has a doorbell slot (CREATE_QP / CREATE_CQ
+ * return it) served by one engine thread (the slot's range). After a
+ * doorbell record store the provider stores, in this order, each with
+ * release semantics:
+ *   slot[s] = 1; group[s / 64] = 1; thread[t].pending = 1;
+ * then a full barrier, then loads thread[t].flags and makes one wake-up
+ * call only if SOFTHCA_ENGINE_NEED_WAKEUP is set. The engine claims a hint
+ * by exchanging the byte (or the word it is in) with 0, then reads the
+ * doorbell record. Before it stops watching an area it sets NEED_WAKEUP in
+ * thread[t].flags, issues a full barrier and looks at thread[t].pending
+ * again: either it sees the hint, or the provider sees the flag.
+ *
+ * A CQ's slot is rung only by an arm that finds CQEs already waiting (a
+ * CQE written later is checked against the arm word by the CQE writer).
+ */
+#define SOFTHCA_ENGINE_NEED_WAKEUP	(1U << 0)
+
+#define SOFTHCA_DB_MAX_THREADS		8	/* engine threads at most */
+#define SOFTHCA_DB_SLOTS		32768	/* QPs and CQs of one area */
+#define SOFTHCA_DB_GROUP_SHIFT		6	/* 64 slots per group byte */
+#define SOFTHCA_DB_GROUPS		(SOFTHCA_DB_SLOTS >> SOFTHCA_DB_GROUP_SHIFT)
+
+/* One engine thread's line: written by the provider (pending) and the
+ * engine (flags); the provider reads flags right after writing pending.
+ */
+struct softhca_db_thread {
+	__u32	flags;			/* 0: SOFTHCA_ENGINE_*, engine-written */
+	__u8	pending;		/* 4: some group byte of this thread set */
+	__u8	rsvd5[59];		/* 5 */
+};
+
+#define SOFTHCA_DB_GROUP_OFFSET		0x200
+#define SOFTHCA_DB_SLOT_OFFSET		0x1000
+#define SOFTHCA_DB_AREA_SIZE		(SOFTHCA_DB_SLOT_OFFSET + SOFTHCA_DB_SLOTS)
+
+struct softhca_db_area {
+	struct softhca_db_thread thread[SOFTHCA_DB_MAX_THREADS];	/* 0 */
+	__u8	group[SOFTHCA_DB_GROUPS];	/* 0x200 */
+	__u8	rsvd[SOFTHCA_DB_SLOT_OFFSET - SOFTHCA_DB_GROUP_OFFSET -
+		     SOFTHCA_DB_GROUPS];	/* 0x400 */
+	__u8	slot[SOFTHCA_DB_SLOTS];		/* 0x1000 */
+};
+
+/* ------------------------------------------------------------------------
+ * Device page: one page per device, mapped read-only into every context.
+ * live is SOFTHCA_DEVICE_LIVE from power-on and never changes. When the
  * device goes away under a context (disassociate) the kernel replaces the
  * context's mapping of this page with the zero page, where live reads 0:
  * so the provider's data path learns that the device is gone without a
- * system call.
+ * system call. (No word of the doorbell area would do: after a disassociate
+ * every writable mapping of the context shares one writable dummy page.)
  */
-#define SOFTHCA_ENGINE_NEED_WAKEUP	(1U << 0)
-#define SOFTHCA_ENGINE_LIVE		0x4c495645	/* "LIVE" */
-struct softhca_engine_page {
-	__u32	flags;			/* 0: SOFTHCA_ENGINE_* */
-	__u32	live;			/* 4: SOFTHCA_ENGINE_LIVE */
+#define SOFTHCA_DEVICE_LIVE		0x4c495645	/* "LIVE" */
+struct softhca_device_page {
+	__u32	reserved;		/* 0 */
+	__u32	live;			/* 4: SOFTHCA_DEVICE_LIVE */
 };
 
 #endif /* SOFTHCA_QUEUE_H */
