@@ -153,6 +153,12 @@ enum hca_engine_state {
 	HCA_ENG_BACKOFF,	/* asleep for engine_backoff_us: CPU wanted */
 };
 
+static const char * const hca_engine_state_names[] = {
+	[HCA_ENG_POLLING]	= "POLLING",
+	[HCA_ENG_IDLE]		= "IDLE",
+	[HCA_ENG_BACKOFF]	= "BACKOFF",
+};
+
 static struct {
 	struct mutex lock;		/* start/stop; writers of @hcas */
 	struct list_head hcas;		/* struct hca_engine_dev, SRCU */
@@ -242,15 +248,20 @@ static __always_inline bool hca_qp_has_work(struct hca_qp *qp,
  */
 bool hca_qp_set_err(struct hca_qp *qp)
 {
+	enum hca_qp_state old;
 	unsigned long flags;
 	bool moved = false;
 
 	spin_lock_irqsave(&qp->lock, flags);
+	old = qp->state;
 	if (qp->state != HCA_QPS_RESET && qp->state != HCA_QPS_ERR) {
 		qp->state = HCA_QPS_ERR;
 		moved = true;
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
+	if (moved)
+		hca_dbg_qp(qp, "%s -> ERR (%ps)\n", hca_qp_state_name(old),
+			   __builtin_return_address(0));
 	hca_engine_timer_changed();
 	return moved;
 }
@@ -540,6 +551,10 @@ static void hca_engine_sleep(struct hca_exec_ctx *ctx,
 		backoff_until = now + ((s64)READ_ONCE(engine_backoff_us) *
 				       NSEC_PER_USEC << hca_eng.backoff_shift);
 	}
+	hca_dbg_engine("POLLING -> %s (idle window %u us, back-off %u us)\n",
+			hca_engine_state_names[why],
+			READ_ONCE(engine_idle_us) << hca_eng.idle_shift,
+			READ_ONCE(engine_backoff_us) << hca_eng.backoff_shift);
 	WRITE_ONCE(hca_eng.state, why);
 	hca_engine_set_need_wakeup(true);
 	for (;;) {
@@ -618,6 +633,11 @@ static void hca_engine_sleep(struct hca_exec_ctx *ctx,
 	}
 	hca_engine_set_need_wakeup(false);
 	hca_eng.polling_since = ktime_get_ns();
+	hca_dbg_engine("%s -> POLLING after %lld us (%s)\n",
+			hca_engine_state_names[why],
+			(hca_eng.polling_since - start) / NSEC_PER_USEC,
+			woken ? "woken" : why == HCA_ENG_IDLE ? "work found" :
+			"back-off over");
 	WRITE_ONCE(hca_eng.state, HCA_ENG_POLLING);
 }
 

@@ -12,6 +12,7 @@
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/sizes.h>
+#include <linux/string.h>
 #include <linux/xarray.h>
 #include <rdma/softhca-queue.h>
 
@@ -76,7 +77,7 @@ static void hca_free(struct hca *hca)
 	kfree(hca);
 }
 
-struct hca *hca_create(void)
+struct hca *hca_create(const char *name)
 {
 	const struct hca_caps *caps = &hca_caps_rev1;
 	struct hca *hca;
@@ -86,6 +87,7 @@ struct hca *hca_create(void)
 	if (!hca)
 		return ERR_PTR(-ENOMEM);
 	hca->caps = caps;
+	strscpy(hca->name, name, sizeof(hca->name));
 	xa_init_flags(&hca->pds, XA_FLAGS_ALLOC1);
 	xa_init_flags(&hca->uars, XA_FLAGS_ALLOC);
 	xa_init_flags(&hca->mkeys, XA_FLAGS_ALLOC1);
@@ -205,8 +207,9 @@ static int hca_cmd_free_uar(struct hca *hca,
 #define HCA_CMD_LEN(in_type, out_type) \
 	(inlen == (in_type) && outlen == (out_type))
 
-int hca_exec(struct hca *hca, u16 opcode, const void *in,
-		  size_t inlen, void *out, size_t outlen)
+/* Dispatch: each command's length check, then its handler. */
+static int hca_exec_cmd(struct hca *hca, u16 opcode, const void *in,
+			 size_t inlen, void *out, size_t outlen)
 {
 	switch (opcode) {
 	case HCA_CMD_QUERY_CAPS:
@@ -275,6 +278,31 @@ int hca_exec(struct hca *hca, u16 opcode, const void *in,
 		/* EQs and port state (eq_ctx.c), or -EOPNOTSUPP. */
 		return hca_eq_exec(hca, opcode, in, inlen, out, outlen);
 	}
+}
+
+/* What each errno of a refused command means (hca.h, hca_exec()). */
+static const char *hca_cmd_refusal(int err)
+{
+	switch (err) {
+	case -EOPNOTSUPP:	return "unknown opcode";
+	case -EINVAL:		return "bad length, argument or resource number";
+	case -ENOSPC:		return "resource exhausted";
+	case -ENOMEM:		return "out of memory";
+	case -EAGAIN:		return "QP state changed, query again";
+	default:		return "refused";
+	}
+}
+
+int hca_exec(struct hca *hca, u16 opcode, const void *in,
+	     size_t inlen, void *out, size_t outlen)
+{
+	int err = hca_exec_cmd(hca, opcode, in, inlen, out, outlen);
+
+	if (unlikely(err))
+		hca_dbg(hca, "%s (0x%x) refused: %pe (%s; in %zu, out %zu bytes)\n",
+			hca_cmd_name(opcode), opcode, ERR_PTR(err),
+			hca_cmd_refusal(err), inlen, outlen);
+	return err;
 }
 
 unsigned long hca_uar_pfn(struct hca *hca, u32 uar_index)

@@ -25,6 +25,7 @@
 #include <asm/unaligned.h>
 #include <rdma/softhca-queue.h>
 
+#include "debug.h"
 #include "hca.h"
 
 /*
@@ -61,6 +62,7 @@ struct hca_qp;
 
 struct hca {
 	const struct hca_caps *caps;
+	char name[HCA_NAME_MAX];	/* of debug messages (debug.h) */
 	struct xarray pds;		/* PD number (1..max_pd) -> value */
 	struct xarray uars;		/* UAR index -> struct page */
 	struct xarray mkeys;		/* MKey index (key >> 8) -> mkey */
