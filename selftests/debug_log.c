@@ -323,6 +323,10 @@ TEST_F(dbg, off_prints_nothing)
 	NEED_DDEBUG();
 	ASSERT_EQ(0, ddebug_set(false));
 	ASSERT_EQ(0, ddebug_any_on());
+	/* What was on its way while debug was still on (SOFTHCA_DYNDBG). */
+	klog_read(&self->log);
+	self->log.len = 0;
+	self->log.buf[0] = '\0';
 	provoke(_metadata, &self->p, &self->pv);
 	engine_kick(_metadata, &self->p);
 	klog_wait(&self->log, NULL, 500);
