@@ -245,10 +245,11 @@ void shca_port_init(struct shca_dev *sdev)
 }
 
 /*
- * Allocate an ib_device bound to @ndev, with its HCA instance, ready for
- * ib_register_device(). On error everything is undone.
+ * Allocate an ib_device bound to @ndev, with its HCA instance (named @name
+ * in the model's debug messages), ready for ib_register_device(@name). On
+ * error everything is undone.
  */
-struct shca_dev *shca_dev_alloc(struct net_device *ndev,
+struct shca_dev *shca_dev_alloc(const char *name, struct net_device *ndev,
 				struct device *parent)
 {
 	struct shca_dev *sdev;
@@ -266,7 +267,7 @@ struct shca_dev *shca_dev_alloc(struct net_device *ndev,
 	/* Driver uverbs methods (wake.c): ENGINE_WAKE. */
 	ibdev->driver_def = shca_uapi_defs;
 
-	sdev->hca = hca_create();
+	sdev->hca = hca_create(name);
 	if (IS_ERR(sdev->hca)) {
 		err = PTR_ERR(sdev->hca);
 		sdev->hca = NULL;

@@ -348,10 +348,15 @@ static void shca_eq_queue_event(struct shca_eq *eq, struct shca_cq_ev *cq,
 	ew->event.event = type;
 	ew->cq = cq;
 	ew->qp = qp;
-	if (cq)
+	if (cq) {
 		ew->event.element.cq = cq->ibcq;
-	else
+		shca_dbg_cqn(ew->event.device, cq->cqn, "%s\n",
+			     ib_event_msg(type));
+	} else {
 		ew->event.element.qp = qp->ibqp;
+		shca_dbg_qpn(ew->event.device, qp->qpn, "%s\n",
+			     ib_event_msg(type));
+	}
 	queue_work(eq->eqs->wq, &ew->work);
 }
 
@@ -363,6 +368,7 @@ static void shca_dispatch_port(struct shca_eqs *eqs, u32 port, bool active)
 		.event = active ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR,
 	};
 
+	shca_dbg(eqs->sdev, "port %u: %s\n", port, ib_event_msg(event.event));
 	/* Atomic-safe: ib_core queues the work itself. */
 	ib_dispatch_event(&event);
 }
@@ -433,6 +439,8 @@ static void shca_eq_handle(struct shca_eq *eq, const struct softhca_eqe *eqe)
 		cq = shca_cq_ev_get(eqs, num);
 		if (!cq) {
 			eq->unknown++;
+			shca_dbg_cqn(&eqs->sdev->ibdev, num,
+				     "CQ_ERROR for no CQ of ours: dropped\n");
 			break;
 		}
 		shca_eq_queue_event(eq, cq, NULL, IB_EVENT_CQ_ERR);
@@ -447,6 +455,9 @@ static void shca_eq_handle(struct shca_eq *eq, const struct softhca_eqe *eqe)
 		qp = shca_qp_ev_get(eqs, num);
 		if (!qp) {
 			eq->unknown++;
+			shca_dbg_qpn(&eqs->sdev->ibdev, num,
+				     "%s for no QP of ours: dropped\n",
+				     hca_event_name(eqe->type));
 			break;
 		}
 		shca_eq_queue_event(eq, NULL, qp,

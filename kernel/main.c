@@ -137,7 +137,7 @@ static int shca_newlink(const char *name, struct net_device *ndev)
 	if (shca_name_taken(name))
 		return -EEXIST;
 
-	sdev = shca_dev_alloc(ndev, &shca_pdev->dev);
+	sdev = shca_dev_alloc(name, ndev, &shca_pdev->dev);
 	if (IS_ERR(sdev))
 		return PTR_ERR(sdev);
 

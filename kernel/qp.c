@@ -172,8 +172,12 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	int err;
 
 	err = shca_qp_check_init_attr(init_attr);
-	if (err)
+	if (err) {
+		shca_dbg(sdev, "refused: QP type %d, create_flags 0x%x: %pe\n",
+			 init_attr->qp_type, init_attr->create_flags,
+			 ERR_PTR(err));
 		return err;
+	}
 	if (udata) {
 		err = shca_udata_req(udata, &req, sizeof(req));
 		if (err)
@@ -190,8 +194,12 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 
 	cap = init_attr->cap;
 	err = shca_qp_layout(&sdev->caps, &cap, sig, &l);
-	if (err)
+	if (err) {
+		shca_dbg(sdev, "refused: caps send %u x %u SGEs, recv %u x %u, inline %u beyond the device\n",
+			 cap.max_send_wr, cap.max_send_sge, cap.max_recv_wr,
+			 cap.max_recv_sge, cap.max_inline_data);
 		return err;
+	}
 
 	qp->queue = shca_queue_alloc(udata, l.size);
 	if (IS_ERR(qp->queue))
@@ -482,21 +490,41 @@ static int shca_modify_qp_once(struct shca_dev *sdev, struct shca_qp *qp,
 	cur_state = attr_mask & IB_QP_CUR_STATE ? attr->cur_qp_state :
 		    (enum ib_qp_state)cur.state;
 	new_state = attr_mask & IB_QP_STATE ? attr->qp_state : cur_state;
-	if (cur_state > IB_QPS_ERR || new_state > IB_QPS_ERR)
+	if (cur_state > IB_QPS_ERR || new_state > IB_QPS_ERR) {
+		shca_dbg_qp(qp, "refused: state %u -> %u out of range\n",
+			    cur_state, new_state);
 		return -EINVAL;
+	}
 	/* IB_QP_CUR_STATE states a fact; it cannot change one. */
-	if (cur_state != (enum ib_qp_state)cur.state)
+	if (cur_state != (enum ib_qp_state)cur.state) {
+		shca_dbg_qp(qp, "refused: cur_qp_state %s, the QP is in %s\n",
+			    hca_qp_state_name(cur_state),
+			    hca_qp_state_name(cur.state));
 		return -EINVAL;
-	if (!ib_modify_qp_is_ok(cur_state, new_state, IB_QPT_RC, attr_mask))
+	}
+	if (!ib_modify_qp_is_ok(cur_state, new_state, IB_QPT_RC, attr_mask)) {
+		shca_dbg_qp(qp, "refused: %s -> %s with mask 0x%x: not in the IB table (state or attributes)\n",
+			    hca_qp_state_name(cur_state),
+			    hca_qp_state_name(new_state), attr_mask);
 		return -EINVAL;
+	}
 	err = hca_qp_attrs(sdev, attr, attr_mask, &in);
-	if (err)
+	if (err) {
+		shca_dbg_qp(qp, "refused: %s -> %s, an attribute of mask 0x%x: %pe\n",
+			    hca_qp_state_name(cur_state),
+			    hca_qp_state_name(new_state), attr_mask,
+			    ERR_PTR(err));
 		return err;
+	}
 
 	in.cur_state = cur_state;
 	in.new_state = new_state;
-	return hca_exec(sdev->hca, HCA_CMD_MODIFY_QP, &in, sizeof(in),
-			     NULL, 0);
+	err = hca_exec(sdev->hca, HCA_CMD_MODIFY_QP, &in, sizeof(in), NULL, 0);
+	if (!err)
+		shca_dbg_qp(qp, "%s -> %s (mask 0x%x)\n",
+			    hca_qp_state_name(cur_state),
+			    hca_qp_state_name(new_state), attr_mask);
+	return err;
 }
 
 int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
@@ -507,8 +535,11 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	int tries = 3;
 	int err;
 
-	if (attr_mask & ~IB_QP_ATTR_STANDARD_BITS)
+	if (attr_mask & ~IB_QP_ATTR_STANDARD_BITS) {
+		shca_dbg_qp(qp, "refused: mask bits 0x%x not supported\n",
+			    attr_mask & ~IB_QP_ATTR_STANDARD_BITS);
 		return -EOPNOTSUPP;
+	}
 	/* No driver data is defined for this command. */
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))

@@ -164,6 +164,22 @@ void rdma_umap_priv_init(struct rdma_umap_priv *priv,
 			 struct vm_area_struct *vma,
 			 struct rdma_user_mmap_entry *entry);
 
+/*
+ * Debug messages on dynamic debug (ibdev_dbg): "<dev>: OBJ[n] <function>:
+ * ...", the notation of the HCA model's own (hca/debug.h), so one grep
+ * follows an object through both. Off, each is a static branch.
+ */
+#define shca_dbg(sdev, fmt, ...)					\
+	ibdev_dbg(&(sdev)->ibdev, "%s: " fmt, __func__, ##__VA_ARGS__)
+#define shca_dbg_qpn(ibdev, qpn, fmt, ...)				\
+	ibdev_dbg((ibdev), "QP[%u] %s: " fmt, (qpn), __func__,		\
+		  ##__VA_ARGS__)
+#define shca_dbg_cqn(ibdev, cqn, fmt, ...)				\
+	ibdev_dbg((ibdev), "CQ[%u] %s: " fmt, (cqn), __func__,		\
+		  ##__VA_ARGS__)
+#define shca_dbg_qp(qp, fmt, ...)					\
+	shca_dbg_qpn((qp)->ibqp.device, (qp)->qpn, fmt, ##__VA_ARGS__)
+
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct shca_dev, ibdev);
@@ -205,7 +221,7 @@ extern unsigned int shca_max_comp_vectors;
 void shca_dev_dead(struct shca_dev *sdev);
 
 /* device.c */
-struct shca_dev *shca_dev_alloc(struct net_device *ndev,
+struct shca_dev *shca_dev_alloc(const char *name, struct net_device *ndev,
 				struct device *parent);
 bool shca_netdev_active(struct net_device *ndev);
 void shca_port_update(struct shca_dev *sdev);

@@ -162,6 +162,16 @@ static void hca_cq_error(struct hca_cq *cq)
 	hca_eq_cq_error(cq->hca, cq->cqn, SOFTHCA_CQ_ERROR_SYNDROME_OVERRUN);
 }
 
+/* "send" / "receive" for an error CQE, NULL for any other. */
+static const char *hca_cqe_err_queue(const struct softhca_cqe *cqe)
+{
+	switch (cqe->op_own >> SOFTHCA_CQE_OPCODE_SHIFT) {
+	case SOFTHCA_CQE_REQ_ERR:	return "send";
+	case SOFTHCA_CQE_RESP_ERR:	return "receive";
+	default:			return NULL;
+	}
+}
+
 static bool hca_cqe_solicits(const struct softhca_cqe *cqe)
 {
 	return (cqe->op_own & SOFTHCA_CQE_SE) || softhca_cqe_kind(cqe)->error;
@@ -191,6 +201,8 @@ int hca_cqe_write(struct hca_cq *cq, const struct softhca_cqe *cqe)
 	if (unlikely(((pi - ci) & SOFTHCA_CQ_DB_CI_MASK) >= cnt)) {
 		cq->overrun = true;
 		spin_unlock(&cq->lock);
+		hca_dbg_cq(cq, "overrun: %u CQEs written, consumer at %u of %u: CQ in error\n",
+			   pi, ci, cnt);
 		hca_cq_error(cq);
 		return -ENOSPC;
 	}
@@ -205,6 +217,14 @@ int hca_cqe_write(struct hca_cq *cq, const struct softhca_cqe *cqe)
 	if (hca_cqe_solicits(cqe)) {
 		cq->sol_seen = true;
 		cq->sol_pi = pi + 1;
+		/* Here, so that no other CQE pays for the check. */
+		if (hca_cqe_err_queue(cqe))
+			hca_dbg_cq(cq, "error CQE: QP[%u] %s WQE %u: %s (syndrome 0x%02x, vendor 0x%02x)\n",
+				   be32_to_cpu(cqe->sop_drop_qpn) &
+				   SOFTHCA_24BIT_MASK, hca_cqe_err_queue(cqe),
+				   be16_to_cpu(cqe->wqe_counter),
+				   hca_syndrome_name(cqe->syndrome),
+				   cqe->syndrome, cqe->vendor_err_synd);
 	}
 	/*
 	 * The owner byte before the arm load; pairs with the provider's full

@@ -31,6 +31,7 @@
 #include <linux/sched/stat.h>
 #include <linux/slab.h>
 
+#include "debug.h"
 #include "engine.h"
 
 static unsigned int engine_threads;
@@ -151,6 +152,12 @@ HCA_COUNTER(engine_yields, "Times the engine thread yielded its CPU with the fla
  * A pass takes about a microsecond there.
  */
 #define HCA_WATCH_STEP_NS	(20 * NSEC_PER_USEC)
+
+static const char * const hca_engine_state_names[] = {
+	[HCA_ENG_POLLING]	= "POLLING",
+	[HCA_ENG_IDLE]		= "IDLE",
+	[HCA_ENG_BACKOFF]	= "BACKOFF",
+};
 
 static struct {
 	struct mutex lock;		/* start/stop */
@@ -422,6 +429,10 @@ static void hca_engine_sleep(struct hca_engine_thread *thr,
 		backoff_until = now + ((s64)READ_ONCE(engine_backoff_us) *
 				       NSEC_PER_USEC << thr->backoff_shift);
 	}
+	hca_dbg_engine("thread %u: POLLING -> %s (idle window %u us, back-off %u us)\n",
+		       thr->index, hca_engine_state_names[why],
+		       READ_ONCE(engine_idle_us) << thr->idle_shift,
+		       READ_ONCE(engine_backoff_us) << thr->backoff_shift);
 	mutex_lock(&thr->watch_lock);
 	WRITE_ONCE(thr->state, why);
 	hca_area_flags(thr, true);
@@ -514,6 +525,11 @@ static void hca_engine_sleep(struct hca_engine_thread *thr,
 	hca_area_flags(thr, false);
 	mutex_unlock(&thr->watch_lock);
 	thr->polling_since = ktime_get_ns();
+	hca_dbg_engine("thread %u: %s -> POLLING after %lld us (%s)\n",
+		       thr->index, hca_engine_state_names[why],
+		       (thr->polling_since - start) / NSEC_PER_USEC,
+		       woken ? "woken" : why == HCA_ENG_IDLE ? "work found" :
+		       "back-off over");
 }
 
 /*

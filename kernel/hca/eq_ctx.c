@@ -212,22 +212,41 @@ int hca_eq_comp(struct hca *hca, u32 eqn, u32 cqn, bool *lost)
 	return hca_eq_post_lost(hca, eqn, &eqe, lost);
 }
 
+/* What became of an async event the model raised (debug messages). */
+static const char *hca_eq_post_result(int err)
+{
+	switch (err) {
+	case 0:		return "raised";
+	case -ENOSPC:	return "dropped: async EQ full";
+	case -EINVAL:	return "dropped: no EQ takes it";
+	default:	return "dropped";
+	}
+}
+
 int hca_eq_cq_error(struct hca *hca, u32 cqn, u8 syndrome)
 {
 	struct softhca_eqe eqe = { .type = SOFTHCA_EVENT_TYPE_CQ_ERROR };
+	int err;
 
 	eqe.data.cq_err.cqn = cpu_to_be32(cqn & 0xffffff);
 	eqe.data.cq_err.syndrome = syndrome;
-	return hca_eq_post_async(hca, &eqe);
+	err = hca_eq_post_async(hca, &eqe);
+	hca_dbg_cqn(hca, cqn, "CQ_ERROR (syndrome 0x%x) %s\n", syndrome,
+		     hca_eq_post_result(err));
+	return err;
 }
 
 int hca_eq_qp_event(struct hca *hca, u8 type, u32 qpn, u8 queue_type)
 {
 	struct softhca_eqe eqe = { .type = type };
+	int err;
 
 	eqe.data.qp.type = queue_type;
 	eqe.data.qp.qpn = cpu_to_be32(qpn & 0xffffff);
-	return hca_eq_post_async(hca, &eqe);
+	err = hca_eq_post_async(hca, &eqe);
+	hca_dbg_qpn(hca, qpn, "%s (0x%02x) %s\n", hca_event_name(type), type,
+		     hca_eq_post_result(err));
+	return err;
 }
 
 bool hca_eq_is_comp(struct hca *hca, u32 eqn)
@@ -421,6 +440,7 @@ int hca_cmd_set_port_state(struct hca *hca, const void *inbox, void *outbox)
 		.type = SOFTHCA_EVENT_TYPE_PORT_CHANGE,
 	};
 	bool changed;
+	int err;
 
 	if (in->port < 1 || in->port > hca->caps->num_ports ||
 	    (in->flags & ~HCA_PORT_STATE_QUIET) ||
@@ -435,7 +455,10 @@ int hca_cmd_set_port_state(struct hca *hca, const void *inbox, void *outbox)
 		eqe.sub_type = in->state;
 		eqe.data.port.port = in->port << SOFTHCA_EQE_PORT_SHIFT;
 		/* A full or missing async EQ counts the loss itself. */
-		hca_eq_post_async(hca, &eqe);
+		err = hca_eq_post_async(hca, &eqe);
+		hca_dbg(hca, "port %u PORT_CHANGE to %s %s\n", in->port,
+			in->state == SOFTHCA_PORT_CHANGE_SUBTYPE_ACTIVE ?
+			"ACTIVE" : "DOWN", hca_eq_post_result(err));
 	}
 	mutex_unlock(&eqh->lock);
 	return 0;

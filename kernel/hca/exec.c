@@ -20,6 +20,7 @@
  */
 #include <linux/sched.h>
 
+#include "debug.h"
 #include "engine.h"
 
 #define HCA_QP_BUDGET		64	/* WQEs of one QP per turn */
@@ -112,17 +113,22 @@ void hca_qp_watch_err(struct hca_qp *qp)
  */
 bool hca_qp_set_err(struct hca_qp *qp)
 {
+	enum hca_qp_state old;
 	unsigned long flags;
 	bool moved = false;
 
 	spin_lock_irqsave(&qp->lock, flags);
+	old = qp->state;
 	if (qp->state != HCA_QPS_RESET && qp->state != HCA_QPS_ERR) {
 		qp->state = HCA_QPS_ERR;
 		moved = true;
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (moved)
+	if (moved) {
+		hca_dbg_qp(qp, "%s -> ERR (%ps)\n", hca_qp_state_name(old),
+			   __builtin_return_address(0));
 		hca_qp_watch_err(qp);
+	}
 	return moved;
 }
 

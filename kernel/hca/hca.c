@@ -13,6 +13,7 @@
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/sizes.h>
+#include <linux/string.h>
 #include <linux/vmalloc.h>
 #include <linux/xarray.h>
 #include <rdma/softhca-queue.h>
@@ -78,7 +79,7 @@ static void hca_free(struct hca *hca)
 	kfree(hca);
 }
 
-struct hca *hca_create(void)
+struct hca *hca_create(const char *name)
 {
 	const struct hca_caps *caps = &hca_caps_rev1;
 	struct softhca_device_page *device_page;
@@ -89,6 +90,7 @@ struct hca *hca_create(void)
 	if (!hca)
 		return ERR_PTR(-ENOMEM);
 	hca->caps = caps;
+	strscpy(hca->name, name, sizeof(hca->name));
 	xa_init_flags(&hca->pds, XA_FLAGS_ALLOC1);
 	xa_init_flags(&hca->uars, XA_FLAGS_ALLOC);
 	xa_init_flags(&hca->mkeys, XA_FLAGS_ALLOC1);
@@ -313,6 +315,27 @@ static const struct hca_cmd *hca_cmd_find(u16 opcode)
 	return NULL;
 }
 
+/* A command's name, for debug output: the table's, or UNKNOWN. */
+const char *hca_cmd_name(u16 opcode)
+{
+	const struct hca_cmd *cmd = hca_cmd_find(opcode);
+
+	return cmd ? cmd->name : HCA_NAME_UNKNOWN;
+}
+
+/* What each errno of a refused command means (hca.h, hca_exec()). */
+static const char *hca_cmd_refusal(int err)
+{
+	switch (err) {
+	case -EOPNOTSUPP:	return "unknown opcode";
+	case -EINVAL:		return "bad length, argument or resource number";
+	case -ENOSPC:		return "resource exhausted";
+	case -ENOMEM:		return "out of memory";
+	case -EAGAIN:		return "QP state changed, query again";
+	default:		return "refused";
+	}
+}
+
 int hca_exec(struct hca *hca, u16 opcode, const void *in,
 	     size_t inlen, void *out, size_t outlen)
 {
@@ -320,14 +343,16 @@ int hca_exec(struct hca *hca, u16 opcode, const void *in,
 	int err;
 
 	if (!cmd)
-		return -EOPNOTSUPP;
+		err = -EOPNOTSUPP;
 	/* Exactly the command's structures, or nothing when it has none. */
-	if (inlen != cmd->inlen || outlen != cmd->outlen)
-		return -EINVAL;
-	err = cmd->exec(hca, in, out);
-	if (err)
-		pr_debug("softhca: command %s (0x%x): %d\n", cmd->name, opcode,
-			 err);
+	else if (inlen != cmd->inlen || outlen != cmd->outlen)
+		err = -EINVAL;
+	else
+		err = cmd->exec(hca, in, out);
+	if (unlikely(err))
+		hca_dbg(hca, "%s (0x%x) refused: %pe (%s; in %zu, out %zu bytes)\n",
+			hca_cmd_name(opcode), opcode, ERR_PTR(err),
+			hca_cmd_refusal(err), inlen, outlen);
 	return err;
 }
 

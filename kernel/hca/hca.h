@@ -311,8 +311,15 @@ struct hca_cmd_set_roce_address_in {
 
 struct hca;
 
-/* Power on an HCA instance; ERR_PTR on failure. May sleep. */
-struct hca *hca_create(void);
+/* Longest instance name kept (IB_DEVICE_NAME_MAX of ib_core), with its NUL. */
+#define HCA_NAME_MAX		64
+
+/*
+ * Power on an HCA instance; ERR_PTR on failure. May sleep. @name (copied,
+ * cut to HCA_NAME_MAX - 1 bytes) opens every debug message of the
+ * instance: the driver passes its device's name at creation.
+ */
+struct hca *hca_create(const char *name);
 /* Power off. Every PD and UAR must have been returned. May sleep. */
 void hca_destroy(struct hca *hca);
 
@@ -320,10 +327,21 @@ void hca_destroy(struct hca *hca);
  * Execute one firmware command. @in/@out must be exactly the command's
  * structures (or NULL/0 when it has none). Returns 0 or a negative errno:
  * -EOPNOTSUPP unknown opcode, -EINVAL bad length or bad resource number,
- * -ENOSPC resource exhausted, -ENOMEM. May sleep.
+ * -ENOSPC resource exhausted, -ENOMEM (MODIFY_QP: -EAGAIN, see there).
+ * Every refusal is a debug message: command, errno and reason. May sleep.
  */
 int hca_exec(struct hca *hca, u16 opcode, const void *in,
 		  size_t inlen, void *out, size_t outlen);
+
+/*
+ * Names of the interface's numbers, for debug messages (names.c):
+ * "UNKNOWN" for a number that has none.
+ */
+#define HCA_NAME_UNKNOWN	"UNKNOWN"
+const char *hca_cmd_name(u16 opcode);
+const char *hca_qp_state_name(u32 state);	/* enum hca_qp_state */
+const char *hca_syndrome_name(u8 syndrome);	/* SOFTHCA_CQE_SYNDROME_* */
+const char *hca_event_name(u8 type);		/* SOFTHCA_EVENT_TYPE_* */
 
 /*
  * The "BAR": page frame of an allocated UAR page, for mapping it into user

@@ -27,6 +27,7 @@
 #include <rdma/softhca-queue.h>
 #include <rdma/softhca-wqe.h>
 
+#include "debug.h"
 #include "hca.h"
 
 /*
@@ -54,6 +55,7 @@ struct hca_db_area;
 
 struct hca {
 	const struct hca_caps *caps;
+	char name[HCA_NAME_MAX];	/* of debug messages (debug.h) */
 	struct xarray pds;		/* PD number (1..max_pd) -> value */
 	struct xarray uars;		/* UAR index -> struct hca_uar */
 	struct xarray mkeys;		/* MKey index (key >> 8) -> mkey */

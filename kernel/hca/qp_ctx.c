@@ -159,8 +159,11 @@ static void hca_qp_reset(struct hca_qp *qp)
 	/* The attributes, then the generation the engine's copies check. */
 	smp_store_release(&qp->attrs_gen, qp->attrs_gen + 1);
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (old != HCA_QPS_RESET)
+	if (old != HCA_QPS_RESET) {
+		hca_dbg_qp(qp, "%s -> RESET (destroy)\n",
+			    hca_qp_state_name(old));
 		hca_engine_qp_state_changed(qp, old);
+	}
 }
 
 int hca_cmd_destroy_qp(struct hca *hca, const void *inbox, void *outbox)
@@ -306,11 +309,17 @@ int hca_cmd_modify_qp(struct hca *hca, const void *inbox, void *outbox)
 	unsigned long flags;
 	int err = 0;
 
-	if (!hca_qp_attrs_valid(hca, in))
+	if (!hca_qp_attrs_valid(hca, in)) {
+		hca_dbg_qpn(hca, in->qpn, "%s -> %s: attribute out of range (mask 0x%x)\n",
+			     hca_qp_state_name(in->cur_state),
+			     hca_qp_state_name(in->new_state), in->attr_mask);
 		return -EINVAL;
+	}
 	qp = hca_qp_get(hca, in->qpn);
-	if (!qp)
+	if (!qp) {
+		hca_dbg_qpn(hca, in->qpn, "no such QP\n");
 		return -EINVAL;
+	}
 
 	spin_lock_irqsave(&qp->lock, flags);
 	old = qp->state;
@@ -332,8 +341,16 @@ int hca_cmd_modify_qp(struct hca *hca, const void *inbox, void *outbox)
 		smp_store_release(&qp->attrs_gen, qp->attrs_gen + 1);
 	spin_unlock_irqrestore(&qp->lock, flags);
 
-	if (!err && old != in->new_state)
+	if (err) {
+		hca_dbg_qp(qp, "%s -> %s: the QP is in %s\n",
+			   hca_qp_state_name(in->cur_state),
+			   hca_qp_state_name(in->new_state),
+			   hca_qp_state_name(old));
+	} else if (old != in->new_state) {
+		hca_dbg_qp(qp, "%s -> %s\n", hca_qp_state_name(old),
+			   hca_qp_state_name(in->new_state));
 		hca_engine_qp_state_changed(qp, old);
+	}
 	hca_qp_put(qp);
 	return err;
 }
