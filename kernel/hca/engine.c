@@ -429,8 +429,8 @@ static void hca_engine_sleep(struct hca_engine_thread *thr,
 		backoff_until = now + ((s64)READ_ONCE(engine_backoff_us) *
 				       NSEC_PER_USEC << thr->backoff_shift);
 	}
-	hca_dbg_engine("thread %u: POLLING -> %s (idle window %u us, back-off %u us)\n",
-		       thr->index, hca_engine_state_names[why],
+	hca_dbg_engine("POLLING -> %s (thread %u, idle window %u us, back-off %u us)\n",
+		       hca_engine_state_names[why], thr->index,
 		       READ_ONCE(engine_idle_us) << thr->idle_shift,
 		       READ_ONCE(engine_backoff_us) << thr->backoff_shift);
 	mutex_lock(&thr->watch_lock);
@@ -525,9 +525,9 @@ static void hca_engine_sleep(struct hca_engine_thread *thr,
 	hca_area_flags(thr, false);
 	mutex_unlock(&thr->watch_lock);
 	thr->polling_since = ktime_get_ns();
-	hca_dbg_engine("thread %u: %s -> POLLING after %lld us (%s)\n",
-		       thr->index, hca_engine_state_names[why],
-		       (thr->polling_since - start) / NSEC_PER_USEC,
+	hca_dbg_engine("%s -> POLLING after %lld us (thread %u, %s)\n",
+		       hca_engine_state_names[why],
+		       (thr->polling_since - start) / NSEC_PER_USEC, thr->index,
 		       woken ? "woken" : why == HCA_ENG_IDLE ? "work found" :
 		       "back-off over");
 }
