@@ -791,6 +791,7 @@ void hca_wakeup_call(struct hca *hca)
 	int idx;
 
 	this_cpu_inc(engine_wakeups);
+	this_cpu_inc(*eh->wakeups);
 	switch (READ_ONCE(hca_eng.state)) {
 	case HCA_ENG_IDLE:
 		if (atomic_read(&hca_eng.poll_req) && hca_engine_runnable())
@@ -881,11 +882,17 @@ int hca_engine_init(struct hca *hca)
 	eh = kzalloc(sizeof(*eh), GFP_KERNEL);
 	if (!eh)
 		return -ENOMEM;
+	eh->wakeups = alloc_percpu(unsigned long);
+	if (!eh->wakeups) {
+		kfree(eh);
+		return -ENOMEM;
+	}
 	eh->hca = hca;
 	spin_lock_init(&eh->qps_lock);
 	INIT_LIST_HEAD(&eh->qps);
 	INIT_LIST_HEAD(&eh->cqs);
 	if (!hca->engine_page) {
+		free_percpu(eh->wakeups);
 		kfree(eh);
 		return -EINVAL;
 	}
@@ -898,11 +905,14 @@ int hca_engine_init(struct hca *hca)
 		err = hca_engine_start();
 	if (!err) {
 		hca_eng.nr_hcas++;
+		/* It sees every back-off from now on (all HCAs back off). */
+		eh->backoffs_base = READ_ONCE(engine_backoffs);
 		hca->eng = eh;
 		list_add_tail_rcu(&eh->node, &hca_eng.hcas);
 	}
 	mutex_unlock(&hca_eng.lock);
 	if (err) {
+		free_percpu(eh->wakeups);
 		kfree(eh);
 		return err;
 	}
@@ -929,7 +939,19 @@ void hca_engine_fini(struct hca *hca)
 	for (i = 0; i < HCA_SPARE_CTX; i++)
 		kfree(eh->spare[i].ctx);
 	hca->eng = NULL;
+	free_percpu(eh->wakeups);
 	kfree(eh);
+}
+
+void hca_engine_counters(struct hca *hca, u64 *wakeups, u64 *backoffs)
+{
+	struct hca_engine_dev *eh = hca->eng;
+	int cpu;
+
+	*wakeups = 0;
+	for_each_possible_cpu(cpu)
+		*wakeups += *per_cpu_ptr(eh->wakeups, cpu);
+	*backoffs = READ_ONCE(engine_backoffs) - eh->backoffs_base;
 }
 
 int hca_engine_qp_init(struct hca_qp *qp)

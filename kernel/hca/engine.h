@@ -52,6 +52,9 @@ struct hca_engine_dev {
 	struct {
 		struct hca_exec_ctx *ctx;
 	} ____cacheline_aligned_in_smp spare[HCA_SPARE_CTX];
+	/* Wake-up calls to this HCA: per CPU, as engine_wakeups. */
+	unsigned long __percpu *wakeups;
+	unsigned long backoffs_base;		/* engine_backoffs when it joined */
 };
 
 enum hca_wait_kind {
@@ -91,6 +94,7 @@ struct hca_engine_qp {
 	struct hca_path path;
 	struct hca_route route;	/* to the responder, under exec_lock */
 	struct hca_mkey_cache lkeys;	/* the local SGEs', under exec_lock */
+	u64 req_cnt[HCA_QCNT_NUM];	/* as requester, under exec_lock */
 
 	/*
 	 * The receive side: run by the executor of the peer's send queue,
@@ -102,7 +106,26 @@ struct hca_engine_qp {
 	struct hca_resp_attrs resp;
 	struct hca_mkey_cache keys;	/* RQ lkeys and rkeys, under resp_lock */
 	bool comm_est;			/* COMM_EST raised; under resp_lock */
+	u64 resp_cnt[HCA_QCNT_NUM];	/* as responder, under resp_lock */
 };
+
+/*
+ * Count @n into counter @i of one side of a QP (req_cnt or resp_cnt), which
+ * only the holder of that side's lock writes: a plain add, no atomic; the
+ * store is whole for QUERY_Q_COUNTER, which reads without the lock.
+ */
+static __always_inline void hca_count(u64 *cnt, enum hca_q_counter i, u64 n)
+{
+	WRITE_ONCE(cnt[i], cnt[i] + n);
+}
+
+/* READ and atomics bring data back to the requester; the rest carry it out. */
+static __always_inline bool hca_opcode_fetches(u8 opcode)
+{
+	return opcode == SOFTHCA_OPCODE_RDMA_READ ||
+	       opcode == SOFTHCA_OPCODE_ATOMIC_CS ||
+	       opcode == SOFTHCA_OPCODE_ATOMIC_FA;
+}
 
 /* One scatter/gather element, key checked once the MKey is held. */
 struct hca_sge {
@@ -164,6 +187,8 @@ void hca_qp_fatal(struct hca_qp *qp);
 void hca_engine_defer(struct hca_exec_ctx *ctx, struct hca_qp *qp);
 void hca_engine_thread_wake(void);
 void hca_engine_timer_changed(void);
+/* QUERY_HCA_COUNTERS: the engine's counts for @hca. */
+void hca_engine_counters(struct hca *hca, u64 *wakeups, u64 *backoffs);
 
 /* requester.c */
 enum hca_step {
@@ -228,8 +253,8 @@ u16 hca_rq_posted(struct hca_qp *qp);
 /* cqe.c */
 void hca_cqe_init_req(struct softhca_cqe *cqe, struct hca_qp *qp,
 		       const struct hca_wqe *wqe, u32 byte_cnt);
-void hca_cqe_init_err(struct softhca_cqe *cqe, u8 cqe_opcode, u32 qpn,
-		       u8 wqe_opcode, u16 wqe_counter, u8 syndrome);
+void hca_cqe_init_err(struct softhca_cqe *cqe, u64 *cnt, u8 cqe_opcode,
+		       u32 qpn, u8 wqe_opcode, u16 wqe_counter, u8 syndrome);
 
 /* Is @qp able to receive (RTR, RTS, SQD, SQE)? */
 static inline bool hca_qp_state_receives(enum hca_qp_state s)

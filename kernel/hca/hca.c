@@ -4,8 +4,8 @@
  *
  * The model answers QUERY_CAPS, hands out PD numbers, owns the UAR pages
  * (one zeroed kernel page per UAR) and the engine page, and dispatches the
- * object commands to mkey.c, cq_ctx.c, qp_ctx.c and fabric.c. Nothing here knows
- * about ib_core.
+ * object commands to mkey.c, cq_ctx.c, qp_ctx.c and fabric.c, the counter
+ * commands to counters.c. Nothing here knows about ib_core.
  */
 #include <linux/err.h>
 #include <linux/gfp.h>
@@ -61,6 +61,7 @@ static const struct hca_caps hca_caps_rev1 = {
 	.max_pd			= 65536,
 	.max_uar		= 8192,
 	.max_comp_eqs		= 64,
+	.max_q_counters		= 1024,
 	.max_mr_size		= 1ULL << 40,
 	.page_size_cap		= SZ_4K,
 	.flags			= HCA_CAP_RC | HCA_CAP_RNR_NAK_GEN |
@@ -69,6 +70,7 @@ static const struct hca_caps hca_caps_rev1 = {
 
 static void hca_free(struct hca *hca)
 {
+	hca_qcnt_fini(hca);
 	if (hca->engine_page)
 		__free_page(hca->engine_page);
 	kvfree(hca->mkey_variant);
@@ -94,6 +96,7 @@ struct hca *hca_create(void)
 	INIT_LIST_HEAD(&hca->fabric_node);
 	spin_lock_init(&hca->gid_lock);
 	atomic_set(&hca->num_qps, 0);
+	hca_qcnt_init(hca);
 
 	hca->gids = kcalloc(caps->gid_tbl_len, sizeof(*hca->gids),
 			    GFP_KERNEL);
@@ -271,6 +274,38 @@ int hca_exec(struct hca *hca, u16 opcode, const void *in,
 				  0))
 			return -EINVAL;
 		return hca_cmd_set_roce_address(hca, in);
+	case HCA_CMD_QUERY_MKEY:
+		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_query_mkey_in),
+				  sizeof(struct hca_cmd_query_mkey_out)))
+			return -EINVAL;
+		return hca_cmd_query_mkey(hca, in, out);
+	case HCA_CMD_QUERY_CQ:
+		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_query_cq_in),
+				  sizeof(struct hca_cmd_query_cq_out)))
+			return -EINVAL;
+		return hca_cmd_query_cq(hca, in, out);
+	case HCA_CMD_QUERY_HCA_COUNTERS:
+		if (!HCA_CMD_LEN(0,
+				  sizeof(struct hca_cmd_query_hca_counters_out)))
+			return -EINVAL;
+		return hca_cmd_query_hca_counters(hca, out);
+	case HCA_CMD_ALLOC_Q_COUNTER:
+		if (!HCA_CMD_LEN(0, sizeof(struct hca_cmd_alloc_q_counter_out)))
+			return -EINVAL;
+		return hca_cmd_alloc_q_counter(hca, out);
+	case HCA_CMD_DEALLOC_Q_COUNTER:
+		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_dealloc_q_counter_in), 0))
+			return -EINVAL;
+		return hca_cmd_dealloc_q_counter(hca, in);
+	case HCA_CMD_QUERY_Q_COUNTER:
+		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_query_q_counter_in),
+				  sizeof(struct hca_cmd_query_q_counter_out)))
+			return -EINVAL;
+		return hca_cmd_query_q_counter(hca, in, out);
+	case HCA_CMD_SET_QP_COUNTER:
+		if (!HCA_CMD_LEN(sizeof(struct hca_cmd_set_qp_counter_in), 0))
+			return -EINVAL;
+		return hca_cmd_set_qp_counter(hca, in);
 	default:
 		/* EQs and port state (eq_ctx.c), or -EOPNOTSUPP. */
 		return hca_eq_exec(hca, opcode, in, inlen, out, outlen);
