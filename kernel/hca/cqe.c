@@ -7,7 +7,8 @@
  * checks for overrun against the consumer index the provider left in the
  * CQ doorbell record (a hint: it is only compared, never used to address
  * memory), writes the 63 bytes before op_own, issues a write barrier and
- * stores op_own last with the owner bit of the producer's lap.
+ * stores op_own last with the owner bit of the producer's lap. An error
+ * CQE is counted by its syndrome when it is built (hca_cqe_init_err()).
  */
 #include <linux/string.h>
 

@@ -7,7 +7,9 @@
  * (RNR NAK, no answer) or fail it (error CQE, QP to ERR). The data
  * moves in the responder (responder.c), for both directions.
  *
- * Called with the QP's exec_lock held (engine.c), in process context.
+ * Called with the QP's exec_lock held (engine.c), in process context, which
+ * also covers the QP's requester counters (req_cnt, Documentation/engine.md
+ * "Counters").
  */
 #include <linux/kernel.h>
 #include <linux/sched.h>

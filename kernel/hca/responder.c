@@ -9,7 +9,8 @@
  *
  * Runs under the responder QP's resp_lock, called by the requester's
  * executor (which holds the requester's exec_lock). The data moves here,
- * for both directions (hca_sgl_copy()).
+ * for both directions (hca_sgl_copy()). resp_lock also covers the QP's
+ * responder counters (resp_cnt).
  */
 #include <linux/highmem.h>
 #include <linux/string.h>
