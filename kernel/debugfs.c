@@ -77,6 +77,7 @@ static int shca_caps_show(struct seq_file *m, void *unused)
 	seq_printf(m, "hca_max_inline_data %u\n", c->max_inline_data);
 	seq_printf(m, "hca_max_uar %u\n", c->max_uar);
 	seq_printf(m, "hca_max_comp_eqs %u\n", c->max_comp_eqs);
+	seq_printf(m, "hca_max_q_counters %u\n", c->max_q_counters);
 	seq_printf(m, "hca_flags 0x%llx\n", c->flags);
 	return 0;
 }

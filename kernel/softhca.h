@@ -288,6 +288,22 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 
+/* counters.c: `rdma statistic` */
+struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port);
+int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index);
+struct rdma_hw_stats *shca_counter_alloc_stats(struct rdma_counter *counter);
+int shca_counter_update_stats(struct rdma_counter *counter);
+int shca_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
+int shca_counter_unbind_qp(struct ib_qp *ibqp);
+int shca_counter_dealloc(struct rdma_counter *counter);
+
+/* restrack.c: `rdma res show ... -d` */
+int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int shca_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int shca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+
 /* debugfs.c */
 void shca_debugfs_init(void);
 void shca_debugfs_exit(void);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softhca HCA model: CQ contexts (CREATE_CQ, DESTROY_CQ) and their lookup.
+ * softhca HCA model: CQ contexts (CREATE_CQ, DESTROY_CQ, QUERY_CQ) and their
+ * lookup.
  * The CQE writer is cqe.c; this file only owns the contexts' lifetime.
  *
  * CQNs come from an xarray (1..max_cq, cyclic). Lookups are RCU plus
@@ -105,6 +106,28 @@ int hca_cmd_destroy_cq(struct hca *hca, const void *inbox, void *outbox)
 	if (!refcount_dec_and_test(&cq->users))
 		wait_for_completion(&cq->free);
 	kfree_rcu(cq, rcu);
+	return 0;
+}
+
+int hca_cmd_query_cq(struct hca *hca, const void *inbox, void *outbox)
+{
+	const struct hca_cmd_query_cq_in *in = inbox;
+	struct hca_cmd_query_cq_out *out = outbox;
+	struct hca_cq *cq;
+
+	cq = hca_cq_get(hca, in->cqn);
+	if (!cq)
+		return -EINVAL;
+	out->log_size = cq->log_size;
+	out->eqn = cq->eqn;
+	out->ci = be32_to_cpu(READ_ONCE(cq->dbr->set_ci)) &
+		  SOFTHCA_CQ_DB_CI_MASK;
+	spin_lock(&cq->lock);
+	out->pi = cq->pi;
+	out->arm = hca_cq_arm_state(cq);
+	out->overrun = cq->overrun;
+	spin_unlock(&cq->lock);
+	hca_cq_put(cq);
 	return 0;
 }
 

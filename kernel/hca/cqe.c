@@ -7,7 +7,8 @@
  * checks for overrun against the consumer index the provider left in the
  * CQ doorbell record (a hint: it is only compared, never used to address
  * memory), writes the 63 bytes before op_own, issues a write barrier and
- * stores op_own last with the owner bit of the producer's lap.
+ * stores op_own last with the owner bit of the producer's lap. An error
+ * CQE is counted by its syndrome when it is built (hca_cqe_init_err()).
  */
 #include <linux/string.h>
 #include <rdma/softhca-cqe.h>
@@ -15,25 +16,28 @@
 #include "engine.h"
 
 /*
- * Vendor syndromes (ibv_wc.vendor_err) reported with each syndrome. They
- * are modelled on the values ConnectX adapters report for the same errors;
- * nothing should depend on them beyond "non-zero on error".
+ * Per syndrome: the vendor syndrome (ibv_wc.vendor_err) reported with it,
+ * modelled on the values ConnectX adapters report for the same errors
+ * (nothing should depend on them beyond "non-zero on error"), and the Q
+ * counter of its error completions. A syndrome not listed has neither.
  */
-static u8 hca_vendor_err(u8 syndrome)
-{
-	switch (syndrome) {
-	case SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR:		return 0x69;
-	case SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR:		return 0x68;
-	case SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR:		return 0x56;
-	case SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR:			return 0xf9;
-	case SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR:		return 0x8a;
-	case SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR:		return 0x88;
-	case SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR:		return 0x89;
-	case SOFTHCA_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR:	return 0x81;
-	case SOFTHCA_CQE_SYNDROME_RNR_RETRY_EXC_ERR:		return 0x82;
-	default:						return 0;
-	}
-}
+#define HCA_SYNDROME(synd, vendor, cnt) \
+	[SOFTHCA_CQE_SYNDROME_##synd] = { vendor, HCA_QCNT_CQE_##cnt }
+
+static const struct {
+	u8 vendor_err;
+	u8 counter;			/* enum hca_q_counter */
+} hca_syndromes[] = {
+	HCA_SYNDROME(LOCAL_LENGTH_ERR,		0x69, LOC_LEN_ERR),
+	HCA_SYNDROME(LOCAL_QP_OP_ERR,		0x68, LOC_QP_OP_ERR),
+	HCA_SYNDROME(LOCAL_PROT_ERR,		0x56, LOC_PROT_ERR),
+	HCA_SYNDROME(WR_FLUSH_ERR,		0xf9, WR_FLUSH_ERR),
+	HCA_SYNDROME(REMOTE_INVAL_REQ_ERR,	0x8a, REM_INV_REQ_ERR),
+	HCA_SYNDROME(REMOTE_ACCESS_ERR,		0x88, REM_ACCESS_ERR),
+	HCA_SYNDROME(REMOTE_OP_ERR,		0x89, REM_OP_ERR),
+	HCA_SYNDROME(TRANSPORT_RETRY_EXC_ERR,	0x81, RETRY_EXC_ERR),
+	HCA_SYNDROME(RNR_RETRY_EXC_ERR,		0x82, RNR_RETRY_EXC_ERR),
+};
 
 /*
  * A successful requester CQE for @wqe of @qp. The immediate of SEND_IMM and
@@ -57,14 +61,22 @@ void hca_cqe_init_req(struct softhca_cqe *cqe, struct hca_qp *qp,
 /*
  * An error CQE: @cqe_opcode is SOFTHCA_CQE_REQ_ERR (send queue) or
  * SOFTHCA_CQE_RESP_ERR (receive queue); @wqe_counter the index of the WQE
- * it completes.
+ * it completes. It is counted by its syndrome in @cnt, the counters of the
+ * side of the QP that generates it (a CQE an overrun loses included).
  */
-void hca_cqe_init_err(struct softhca_cqe *cqe, u8 cqe_opcode, u32 qpn,
-		       u8 wqe_opcode, u16 wqe_counter, u8 syndrome)
+void hca_cqe_init_err(struct softhca_cqe *cqe, u64 *cnt, u8 cqe_opcode,
+		       u32 qpn, u8 wqe_opcode, u16 wqe_counter, u8 syndrome)
 {
+	u8 vendor_err = 0;
+
+	if (syndrome < ARRAY_SIZE(hca_syndromes) &&
+	    hca_syndromes[syndrome].vendor_err) {
+		vendor_err = hca_syndromes[syndrome].vendor_err;
+		hca_count(cnt, hca_syndromes[syndrome].counter, 1);
+	}
 	memset(cqe, 0, sizeof(*cqe));
 	cqe->syndrome = syndrome;
-	cqe->vendor_err_synd = hca_vendor_err(syndrome);
+	cqe->vendor_err_synd = vendor_err;
 	cqe->sop_drop_qpn = cpu_to_be32((u32)wqe_opcode <<
 					SOFTHCA_CQE_WQE_OPCODE_SHIFT |
 					(qpn & SOFTHCA_24BIT_MASK));
@@ -156,6 +168,22 @@ void hca_cq_arm_poll(struct hca_cq *cq)
 		hca_cq_event(cq);
 }
 
+enum hca_cq_arm hca_cq_arm_state(struct hca_cq *cq)
+{
+	u32 arm = be32_to_cpu(READ_ONCE(cq->dbr->arm));
+	u32 cmd = arm & SOFTHCA_CQ_DB_CMD_MASK;
+	u8 sn = (arm >> SOFTHCA_CQ_DB_SN_SHIFT) & SOFTHCA_CQ_DB_SN_MASK;
+
+	/* An arm fires once per arm_sn (hca_cq_arm_due()). */
+	if (cq->overrun || (cq->fired && cq->fired_sn == sn))
+		return HCA_CQ_ARM_NONE;
+	if (cmd == SOFTHCA_CQ_DB_REQ_NOT)
+		return HCA_CQ_ARM_NEXT;
+	if (cmd == SOFTHCA_CQ_DB_REQ_NOT_SOL)
+		return HCA_CQ_ARM_SOLICITED;
+	return HCA_CQ_ARM_NONE;
+}
+
 /* The CQ just entered error (overrun): IBV_EVENT_CQ_ERR. */
 static void hca_cq_error(struct hca_cq *cq)
 {
@@ -203,6 +231,7 @@ int hca_cqe_write(struct hca_cq *cq, const struct softhca_cqe *cqe)
 		spin_unlock(&cq->lock);
 		hca_dbg_cq(cq, "overrun: %u CQEs written, consumer at %u of %u: CQ in error\n",
 			   pi, ci, cnt);
+		atomic64_inc(&cq->hca->cq_overruns);
 		hca_cq_error(cq);
 		return -ENOSPC;
 	}

@@ -735,6 +735,7 @@ void hca_wakeup_call(struct hca_uar *uar)
 	struct hca_exec_ctx *ctx;
 
 	this_cpu_inc(engine_wakeups);
+	this_cpu_inc(*eh->wakeups);
 	ctx = hca_ctx_get(eh);
 	if (!ctx) {
 		for (t = 0; t < hca_engine_nr_threads; t++) {
@@ -874,16 +875,25 @@ int hca_engine_init(struct hca *hca)
 	eh = kzalloc(sizeof(*eh), GFP_KERNEL);
 	if (!eh)
 		return -ENOMEM;
+	eh->wakeups = alloc_percpu(unsigned long);
+	if (!eh->wakeups) {
+		kfree(eh);
+		return -ENOMEM;
+	}
 	eh->hca = hca;
+
 	mutex_lock(&hca_eng.lock);
 	if (!hca_eng.nr_hcas)
 		err = hca_engine_start();
 	if (!err) {
 		hca_eng.nr_hcas++;
+		/* It sees every back-off from now on (all HCAs back off). */
+		eh->backoffs_base = READ_ONCE(engine_backoffs);
 		hca->eng = eh;
 	}
 	mutex_unlock(&hca_eng.lock);
 	if (err) {
+		free_percpu(eh->wakeups);
 		kfree(eh);
 		return err;
 	}
@@ -906,7 +916,19 @@ void hca_engine_fini(struct hca *hca)
 	for (i = 0; i < HCA_SPARE_CTX; i++)
 		kfree(eh->spare[i].ctx);
 	hca->eng = NULL;
+	free_percpu(eh->wakeups);
 	kfree(eh);
+}
+
+void hca_engine_counters(struct hca *hca, u64 *wakeups, u64 *backoffs)
+{
+	struct hca_engine_dev *eh = hca->eng;
+	int cpu;
+
+	*wakeups = 0;
+	for_each_possible_cpu(cpu)
+		*wakeups += *per_cpu_ptr(eh->wakeups, cpu);
+	*backoffs = READ_ONCE(engine_backoffs) - eh->backoffs_base;
 }
 
 int hca_engine_qp_init(struct hca_qp *qp)

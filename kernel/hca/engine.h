@@ -49,6 +49,9 @@ struct hca_engine_dev {
 	struct {
 		struct hca_exec_ctx *ctx;
 	} ____cacheline_aligned_in_smp spare[HCA_SPARE_CTX];
+	/* Wake-up calls to this HCA: per CPU, as engine_wakeups. */
+	unsigned long __percpu *wakeups;
+	unsigned long backoffs_base;		/* engine_backoffs when it joined */
 };
 
 enum hca_engine_state {
@@ -139,6 +142,7 @@ struct hca_engine_qp {
 	struct list_head err_node;
 	bool on_run;
 	bool on_err;
+	u64 req_cnt[HCA_QCNT_NUM];	/* as requester, under exec_lock */
 
 	/*
 	 * The receive side: run by the executor of the peer's send queue,
@@ -150,7 +154,27 @@ struct hca_engine_qp {
 	struct hca_resp_attrs resp;
 	struct hca_mkey_cache keys;	/* RQ lkeys and rkeys, under resp_lock */
 	bool comm_est;			/* COMM_EST raised; under resp_lock */
+	u64 resp_cnt[HCA_QCNT_NUM];	/* as responder, under resp_lock */
 };
+
+/*
+ * Count @n into counter @i of one side of a QP (req_cnt or resp_cnt), which
+ * only the holder of that side's lock writes: a plain add, no atomic; the
+ * store is whole for QUERY_Q_COUNTER, which reads without the lock.
+ */
+static __always_inline void hca_count(u64 *cnt, enum hca_q_counter i, u64 n)
+{
+	WRITE_ONCE(cnt[i], cnt[i] + n);
+}
+
+/*
+ * Does the request bring data back to the requester (READ, atomics: its
+ * local SGEs are written), rather than carry it out? The opcode table says.
+ */
+static __always_inline bool hca_op_fetches(const struct softhca_opcode_info *op)
+{
+	return op->local_access & SOFTHCA_ACCESS_LOCAL_WRITE;
+}
 
 /* One scatter/gather element, key checked once the MKey is held. */
 struct hca_sge {
@@ -229,6 +253,8 @@ bool hca_thread_has_work(struct hca_engine_thread *thr);
 void hca_engine_qp_forget(struct hca_qp *qp);
 void hca_wait_timer_init(struct hca_engine_qp *e);
 void hca_wait_start(struct hca_qp *qp, u64 delay_ns);
+/* QUERY_HCA_COUNTERS: the engine's counts for @hca. */
+void hca_engine_counters(struct hca *hca, u64 *wakeups, u64 *backoffs);
 
 /* requester.c */
 enum hca_step {
@@ -293,8 +319,8 @@ u16 hca_rq_posted(struct hca_qp *qp);
 /* cqe.c */
 void hca_cqe_init_req(struct softhca_cqe *cqe, struct hca_qp *qp,
 		       const struct hca_wqe *wqe, u32 byte_cnt);
-void hca_cqe_init_err(struct softhca_cqe *cqe, u8 cqe_opcode, u32 qpn,
-		       u8 wqe_opcode, u16 wqe_counter, u8 syndrome);
+void hca_cqe_init_err(struct softhca_cqe *cqe, u64 *cnt, u8 cqe_opcode,
+		       u32 qpn, u8 wqe_opcode, u16 wqe_counter, u8 syndrome);
 
 /* Is @qp able to receive (RTR, RTS, SQD, SQE)? */
 static inline bool hca_qp_state_receives(enum hca_qp_state s)

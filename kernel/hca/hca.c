@@ -3,10 +3,11 @@
  * softhca HCA model: instance lifetime and the firmware command interface.
  *
  * The model answers QUERY_CAPS, hands out PD numbers, owns the UAR pages
- * (one zeroed kernel page per UAR) and the engine page, and dispatches
- * every command through one table (hca_cmds[]: opcode, name, the sizes of
- * its structures, handler) to the handlers here and in mkey.c, cq_ctx.c,
- * qp_ctx.c, fabric.c and eq_ctx.c. Nothing here knows about ib_core.
+ * (one zeroed kernel page per UAR, with its doorbell area) and the device
+ * page, and dispatches every command through one table (hca_cmds[]:
+ * opcode, name, the sizes of its structures, handler) to the handlers here
+ * and in mkey.c, cq_ctx.c, qp_ctx.c, fabric.c, eq_ctx.c and counters.c.
+ * Nothing here knows about ib_core.
  */
 #include <linux/err.h>
 #include <linux/gfp.h>
@@ -64,6 +65,7 @@ static const struct hca_caps hca_caps_rev1 = {
 	.max_pd			= 65536,
 	.max_uar		= 8192,
 	.max_comp_eqs		= 64,
+	.max_q_counters		= 1024,
 	.max_mr_size		= 1ULL << 40,
 	.page_size_cap		= SZ_4K,
 	.flags			= HCA_CAP_RC | HCA_CAP_RNR_NAK_GEN |
@@ -72,6 +74,7 @@ static const struct hca_caps hca_caps_rev1 = {
 
 static void hca_free(struct hca *hca)
 {
+	hca_qcnt_fini(hca);
 	if (hca->device_page)
 		__free_page(hca->device_page);
 	kvfree(hca->mkey_variant);
@@ -99,6 +102,7 @@ struct hca *hca_create(const char *name)
 	INIT_LIST_HEAD(&hca->fabric_node);
 	spin_lock_init(&hca->gid_lock);
 	atomic_set(&hca->num_qps, 0);
+	hca_qcnt_init(hca);
 
 	hca->gids = kcalloc(caps->gid_tbl_len, sizeof(*hca->gids),
 			    GFP_KERNEL);
@@ -255,7 +259,9 @@ struct hca_cmd {
 	int (*exec)(struct hca *hca, const void *inbox, void *outbox);
 };
 
-#define HCA_CMD(op, fn, in_size, out_size)					{ .opcode = HCA_CMD_##op, .name = #op, .inlen = (in_size),		  .outlen = (out_size), .exec = (fn) }
+#define HCA_CMD(op, fn, in_size, out_size)				\
+	{ .opcode = HCA_CMD_##op, .name = #op, .inlen = (in_size),	\
+	  .outlen = (out_size), .exec = (fn) }
 
 /* Every command the model answers (hca.h), in no particular order. */
 static const struct hca_cmd hca_cmds[] = {
@@ -303,6 +309,23 @@ static const struct hca_cmd hca_cmds[] = {
 		sizeof(struct hca_cmd_gen_eqe_in), 0),
 	HCA_CMD(SET_PORT_STATE, hca_cmd_set_port_state,
 		sizeof(struct hca_cmd_set_port_state_in), 0),
+	HCA_CMD(QUERY_MKEY, hca_cmd_query_mkey,
+		sizeof(struct hca_cmd_query_mkey_in),
+		sizeof(struct hca_cmd_query_mkey_out)),
+	HCA_CMD(QUERY_CQ, hca_cmd_query_cq,
+		sizeof(struct hca_cmd_query_cq_in),
+		sizeof(struct hca_cmd_query_cq_out)),
+	HCA_CMD(QUERY_HCA_COUNTERS, hca_cmd_query_hca_counters, 0,
+		sizeof(struct hca_cmd_query_hca_counters_out)),
+	HCA_CMD(ALLOC_Q_COUNTER, hca_cmd_alloc_q_counter, 0,
+		sizeof(struct hca_cmd_alloc_q_counter_out)),
+	HCA_CMD(DEALLOC_Q_COUNTER, hca_cmd_dealloc_q_counter,
+		sizeof(struct hca_cmd_dealloc_q_counter_in), 0),
+	HCA_CMD(QUERY_Q_COUNTER, hca_cmd_query_q_counter,
+		sizeof(struct hca_cmd_query_q_counter_in),
+		sizeof(struct hca_cmd_query_q_counter_out)),
+	HCA_CMD(SET_QP_COUNTER, hca_cmd_set_qp_counter,
+		sizeof(struct hca_cmd_set_qp_counter_in), 0),
 };
 
 static const struct hca_cmd *hca_cmd_find(u16 opcode)

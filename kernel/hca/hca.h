@@ -32,14 +32,22 @@ enum hca_cmd_op {
 	HCA_CMD_ALLOC_UAR	= 0x802,
 	HCA_CMD_FREE_UAR	= 0x803,
 	HCA_CMD_CREATE_MKEY	= 0x200,
+	HCA_CMD_QUERY_MKEY	= 0x201,
 	HCA_CMD_DESTROY_MKEY	= 0x202,
 	HCA_CMD_CREATE_CQ	= 0x400,
 	HCA_CMD_DESTROY_CQ	= 0x401,
+	HCA_CMD_QUERY_CQ	= 0x402,
 	HCA_CMD_CREATE_QP	= 0x500,
 	HCA_CMD_DESTROY_QP	= 0x501,
 	HCA_CMD_MODIFY_QP	= 0x502,
 	HCA_CMD_QUERY_QP	= 0x50b,
 	HCA_CMD_SET_ROCE_ADDRESS = 0x782,
+	/* Counters: see "Counters" below. */
+	HCA_CMD_QUERY_HCA_COUNTERS = 0x76f,	/* mlx5's QUERY_VNIC_ENV */
+	HCA_CMD_ALLOC_Q_COUNTER	= 0x771,
+	HCA_CMD_DEALLOC_Q_COUNTER = 0x772,
+	HCA_CMD_QUERY_Q_COUNTER	= 0x773,
+	HCA_CMD_SET_QP_COUNTER	= 0x776,	/* mlx5: MODIFY_QP's counter_set_id */
 };
 
 /* hca_caps.flags */
@@ -88,7 +96,7 @@ struct hca_caps {
 	u32 max_pd;
 	u32 max_uar;
 	u32 max_comp_eqs;	/* completion event queues (vectors) */
-	u32 reserved;
+	u32 max_q_counters;	/* ALLOC_Q_COUNTER sets (set 0 aside) */
 	u64 max_mr_size;
 	u64 page_size_cap;	/* bitmap of supported MKey page sizes */
 	u64 flags;		/* HCA_CAP_* */
@@ -168,6 +176,20 @@ struct hca_cmd_destroy_mkey_in {
 	u32 mkey;
 };
 
+struct hca_cmd_query_mkey_in {
+	u32 mkey;
+};
+
+struct hca_cmd_query_mkey_out {
+	u32 pdn;
+	u32 access;			/* HCA_ACCESS_*, LOCAL_READ included */
+	u64 iova;
+	u64 length;
+	u64 npages;			/* MTT entries */
+	u32 page_shift;
+	u32 rsvd;
+};
+
 /*
  * CREATE_CQ: the driver allocated the ring (1 << log_size CQEs, every one
  * INVALID with owner 0) and the doorbell record; both stay mapped to the
@@ -191,6 +213,26 @@ struct hca_cmd_create_cq_out {
 
 struct hca_cmd_destroy_cq_in {
 	u32 cqn;
+};
+
+struct hca_cmd_query_cq_in {
+	u32 cqn;
+};
+
+/* What the CQ's arm word asks for (QUERY_CQ): nothing, or an event. */
+enum hca_cq_arm {
+	HCA_CQ_ARM_NONE,		/* not armed, or its arm already fired */
+	HCA_CQ_ARM_NEXT,		/* an event for the next CQE */
+	HCA_CQ_ARM_SOLICITED,		/* ... for the next solicited one */
+};
+
+struct hca_cmd_query_cq_out {
+	u32 log_size;
+	u32 eqn;
+	u32 pi;				/* CQEs written, free-running */
+	u32 ci;				/* the doorbell record's set_ci (24 bits) */
+	u32 arm;			/* enum hca_cq_arm */
+	u32 overrun;			/* in error: no more CQEs */
 };
 
 enum hca_qp_state {
@@ -287,10 +329,29 @@ struct hca_cmd_query_qp_in {
 	u32 qpn;
 };
 
+/* What the WQE at sq_ci waits for (QUERY_QP). */
+enum hca_qp_wait {
+	HCA_QP_WAIT_NONE,
+	HCA_QP_WAIT_RNR,		/* an RNR NAK: the responder's timer */
+	HCA_QP_WAIT_ACK,		/* no answer: the local ACK timeout */
+};
+
 struct hca_cmd_query_qp_out {
 	u32 state;			/* enum hca_qp_state: may be ERR by now */
 	u32 sq_draining;
 	struct hca_qp_attrs attrs;
+	/* The engine's side, as it is now (diagnostics). */
+	u32 send_cqn;
+	u32 recv_cqn;
+	u32 q_counter;			/* the counter set it counts in */
+	u16 sq_pi;			/* WQEBBs posted (doorbell record) */
+	u16 sq_ci;			/* WQEBBs executed */
+	u16 rq_pi;			/* receive WQEs posted (doorbell record) */
+	u16 rq_ci;			/* receive WQEs consumed */
+	u8 wait;			/* enum hca_qp_wait */
+	u8 rnr_retry_left;		/* retries the waiting WQE has left */
+	u8 retry_left;
+	u8 rsvd;
 };
 
 /*
@@ -307,6 +368,79 @@ struct hca_gid_entry {
 struct hca_cmd_set_roce_address_in {
 	u32 index;
 	struct hca_gid_entry entry;
+};
+
+/* ==== Counters (kernel/hca/counters.c) ==================================== */
+
+/*
+ * What a Q counter set counts (mlx5's q counters): per QP, by the side of
+ * the QP that runs it (requester or responder), summed over the QPs in the
+ * set. Every message is one request (the local fabric has no packets).
+ */
+enum hca_q_counter {
+	HCA_QCNT_TX_REQUESTS,		/* requests sent, retries included */
+	/* payload out: SEND/WRITE requests (each try), READ/atomic responses */
+	HCA_QCNT_TX_BYTES,
+	HCA_QCNT_RX_REQUESTS,		/* requests taken by a receiving QP */
+	/* payload in: SEND/WRITE placed, READ/atomic responses */
+	HCA_QCNT_RX_BYTES,
+	HCA_QCNT_TX_RETRIES,		/* requests sent again (RNR NAK, timeout) */
+	HCA_QCNT_RNR_NAKS_SENT,
+	HCA_QCNT_RNR_NAKS_RCVD,
+	HCA_QCNT_LOCAL_ACK_TIMEOUTS,	/* requests nobody answered */
+	/* Error completions the QP generated, by syndrome. */
+	HCA_QCNT_CQE_LOC_LEN_ERR,
+	HCA_QCNT_CQE_LOC_QP_OP_ERR,
+	HCA_QCNT_CQE_LOC_PROT_ERR,
+	HCA_QCNT_CQE_WR_FLUSH_ERR,
+	HCA_QCNT_CQE_REM_INV_REQ_ERR,
+	HCA_QCNT_CQE_REM_ACCESS_ERR,
+	HCA_QCNT_CQE_REM_OP_ERR,
+	HCA_QCNT_CQE_RETRY_EXC_ERR,
+	HCA_QCNT_CQE_RNR_RETRY_EXC_ERR,
+	HCA_QCNT_NUM
+};
+
+/* What the HCA counts as a whole (QUERY_HCA_COUNTERS). */
+enum hca_hca_counter {
+	HCA_HCNT_CQ_OVERRUNS,		/* CQs that overran (entered error) */
+	HCA_HCNT_WAKEUP_CALLS,		/* hca_wakeup_call()s */
+	HCA_HCNT_ENGINE_BACKOFFS,	/* engine back-offs since creation */
+	HCA_HCNT_NUM
+};
+
+/*
+ * Set 0 is the default set: a QP counts there from CREATE_QP until
+ * SET_QP_COUNTER moves it into a set of ALLOC_Q_COUNTER (1..max_q_counters)
+ * or back. A set keeps what its QPs counted while they were in it, also
+ * after they left or were destroyed; DEALLOC_Q_COUNTER of a set that still
+ * has QPs is -EBUSY.
+ */
+#define HCA_Q_COUNTER_DEFAULT		0
+
+struct hca_cmd_alloc_q_counter_out {
+	u32 counter_id;
+};
+
+struct hca_cmd_dealloc_q_counter_in {
+	u32 counter_id;
+};
+
+struct hca_cmd_query_q_counter_in {
+	u32 counter_id;
+};
+
+struct hca_cmd_query_q_counter_out {
+	u64 value[HCA_QCNT_NUM];
+};
+
+struct hca_cmd_set_qp_counter_in {
+	u32 qpn;
+	u32 counter_id;
+};
+
+struct hca_cmd_query_hca_counters_out {
+	u64 value[HCA_HCNT_NUM];
 };
 
 struct hca;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softhca HCA model: memory keys (CREATE_MKEY, DESTROY_MKEY) and the
- * engine's access to the memory they describe.
+ * softhca HCA model: memory keys (CREATE_MKEY, DESTROY_MKEY, QUERY_MKEY)
+ * and the engine's access to the memory they describe.
  *
  * A key is index << 8 | variant. The index comes from an xarray (1..max_mr,
  * handed out cyclically); the variant byte of an index changes every time
@@ -136,6 +136,31 @@ int hca_cmd_destroy_mkey(struct hca *hca, const void *inbox, void *outbox)
 		wait_for_completion(&mkey->free);
 	kfree_rcu(mkey, rcu);
 	return 0;
+}
+
+int hca_cmd_query_mkey(struct hca *hca, const void *inbox, void *outbox)
+{
+	const struct hca_cmd_query_mkey_in *in = inbox;
+	struct hca_cmd_query_mkey_out *out = outbox;
+	struct hca_mkey *mkey;
+	int err = 0;
+
+	/* Under the xarray's lock DESTROY_MKEY cannot erase (and free) it. */
+	xa_lock(&hca->mkeys);
+	mkey = xa_load(&hca->mkeys, in->mkey >> HCA_MKEY_INDEX_SHIFT);
+	if (mkey && mkey->key == in->mkey) {
+		out->pdn = mkey->pdn;
+		out->access = mkey->access;
+		out->iova = mkey->iova;
+		out->length = mkey->length;
+		out->npages = mkey->npages;
+		out->page_shift = mkey->page_shift;
+		out->rsvd = 0;
+	} else {
+		err = -EINVAL;
+	}
+	xa_unlock(&hca->mkeys);
+	return err;
 }
 
 /*

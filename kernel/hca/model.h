@@ -53,6 +53,19 @@ struct hca_cq;
 struct hca_qp;
 struct hca_db_area;
 
+/*
+ * A Q counter set (counters.c). Its value is @left plus what its QPs have
+ * counted, each QP's counts taken relative to its count when it joined:
+ * joining subtracts that count from @left, leaving adds the count then
+ * (modulo 2^64), so nothing the QP's engine counts is lost or counted
+ * twice and the engine's counting needs no lock.
+ */
+struct hca_qcnt_set {
+	u32 id;
+	struct list_head qps;		/* via qp->qcnt_node */
+	u64 left[HCA_QCNT_NUM];
+};
+
 struct hca {
 	const struct hca_caps *caps;
 	char name[HCA_NAME_MAX];	/* of debug messages (debug.h) */
@@ -75,6 +88,12 @@ struct hca {
 	u32 cq_next;
 	u32 qp_next;
 	atomic_t num_qps;		/* QPs created, at most caps->max_qp */
+	/* cmd: Q counter sets and every QP's membership, under qcnt_lock */
+	struct mutex qcnt_lock;
+	struct xarray qcnts;		/* set id (1..max_q_counters) -> set */
+	struct hca_qcnt_set qcnt_default;	/* set 0 */
+	/* eng: HCA-wide counts (one per CQ's life: no hot path) */
+	atomic64_t cq_overruns;
 	/* eng: engine state of this HCA, see engine.c */
 	struct hca_engine_dev *eng;	/* EQs, port state (eq_ctx.c) */
 	struct hca_eq_dev *eqh;
@@ -351,6 +370,8 @@ int hca_cqe_write(struct hca_cq *cq, const struct softhca_cqe *cqe);
  * it is due (an arm that finds unconsumed CQEs fires at once).
  */
 void hca_cq_arm_poll(struct hca_cq *cq);
+/* What the arm word in the record asks for now (QUERY_CQ); under cq->lock. */
+enum hca_cq_arm hca_cq_arm_state(struct hca_cq *cq);
 
 /* ---- QPs (qp_ctx.c: contexts and state; engine: execution) ---------------- */
 
@@ -375,6 +396,9 @@ struct hca_qp {
 	refcount_t users;
 	struct completion free;
 	struct rcu_head rcu;
+	/* cmd: the Q counter set it counts in, under hca->qcnt_lock */
+	struct hca_qcnt_set *qcnt;
+	struct list_head qcnt_node;
 
 	/* cmd: attributes and state, changed under lock */
 	spinlock_t lock;
@@ -458,6 +482,29 @@ int hca_cmd_modify_qp(struct hca *hca, const void *inbox, void *outbox);
 int hca_cmd_query_qp(struct hca *hca, const void *inbox, void *outbox);
 int hca_cmd_set_roce_address(struct hca *hca, const void *inbox,
 			     void *outbox);
+int hca_cmd_query_mkey(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_query_cq(struct hca *hca, const void *inbox, void *outbox);
+
+/* ---- Counters (counters.c) ---------------------------------------------- */
+
+void hca_qcnt_init(struct hca *hca);
+void hca_qcnt_fini(struct hca *hca);
+/*
+ * A new QP joins the default set (CREATE_QP, before it is published); a
+ * dying one leaves its set once no executor can count for it any more
+ * (DESTROY_QP, after the last reference, before hca_engine_qp_fini()).
+ */
+void hca_qcnt_qp_join(struct hca_qp *qp);
+void hca_qcnt_qp_leave(struct hca_qp *qp);
+/* The id of the set @qp counts in. */
+u32 hca_qcnt_qp_id(struct hca_qp *qp);
+int hca_cmd_alloc_q_counter(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_dealloc_q_counter(struct hca *hca, const void *inbox,
+			      void *outbox);
+int hca_cmd_query_q_counter(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_set_qp_counter(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_query_hca_counters(struct hca *hca, const void *inbox,
+			       void *outbox);
 
 /* ---- Local fabric (fabric.c) --------------------------------------------- */
 

@@ -12,7 +12,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
-#include "model.h"
+#include "engine.h"
 
 #define HCA_QPN_MIN		2
 #define HCA_QP_FLAGS_ALL	(HCA_QP_SIGNATURE | HCA_QP_SQ_SIG_ALL | \
@@ -117,6 +117,7 @@ int hca_cmd_create_qp(struct hca *hca, const void *inbox, void *outbox)
 	err = hca_db_slot_alloc(db, &qp->db, HCA_DB_QP);
 	if (err)
 		goto err_engine;
+	hca_qcnt_qp_join(qp);
 
 	old = xa_store(&hca->qps, qpn, qp, GFP_KERNEL);
 	if (xa_is_err(old)) {
@@ -130,6 +131,7 @@ int hca_cmd_create_qp(struct hca *hca, const void *inbox, void *outbox)
 	return 0;
 
 err_slot:
+	hca_qcnt_qp_leave(qp);
 	hca_db_slot_free(&qp->db);
 err_engine:
 	hca_engine_qp_fini(qp);
@@ -202,6 +204,8 @@ int hca_cmd_destroy_qp(struct hca *hca, const void *inbox, void *outbox)
 	if (!refcount_dec_and_test(&qp->users))
 		wait_for_completion(&qp->free);
 
+	/* No executor counts for it any more: its set keeps the counts. */
+	hca_qcnt_qp_leave(qp);
 	hca_engine_qp_fini(qp);
 	hca_cq_put(qp->recv_cq);
 	hca_cq_put(qp->send_cq);
@@ -355,6 +359,34 @@ int hca_cmd_modify_qp(struct hca *hca, const void *inbox, void *outbox)
 	return err;
 }
 
+static_assert(HCA_WAIT_NONE == (int)HCA_QP_WAIT_NONE);
+static_assert(HCA_WAIT_RNR == (int)HCA_QP_WAIT_RNR);
+static_assert(HCA_WAIT_TRANSPORT == (int)HCA_QP_WAIT_ACK);
+
+/*
+ * The engine's side of QUERY_QP, read without its locks (an executor may
+ * be running the QP): a snapshot for diagnostics, each field as it was
+ * at some moment.
+ */
+static void hca_qp_query_engine(struct hca_qp *qp,
+				 struct hca_cmd_query_qp_out *out)
+{
+	struct hca_engine_qp *e = qp->eng;
+	bool waiting = READ_ONCE(e->wait_until);
+
+	out->send_cqn = qp->send_cq->cqn;
+	out->recv_cqn = qp->recv_cq->cqn;
+	out->q_counter = hca_qcnt_qp_id(qp);
+	out->sq_pi = hca_sq_posted(qp);
+	out->sq_ci = READ_ONCE(qp->sq_ci);
+	out->rq_pi = qp->rq_wqe_cnt ? hca_rq_posted(qp) : 0;
+	out->rq_ci = READ_ONCE(qp->rq_ci);
+	out->wait = waiting ? READ_ONCE(e->wait_kind) : HCA_QP_WAIT_NONE;
+	out->rnr_retry_left = waiting ? READ_ONCE(e->rnr_left) : 0;
+	out->retry_left = waiting ? READ_ONCE(e->retry_left) : 0;
+	out->rsvd = 0;
+}
+
 int hca_cmd_query_qp(struct hca *hca, const void *inbox, void *outbox)
 {
 	const struct hca_cmd_query_qp_in *in = inbox;
@@ -370,6 +402,7 @@ int hca_cmd_query_qp(struct hca *hca, const void *inbox, void *outbox)
 	out->sq_draining = qp->state == HCA_QPS_SQD && qp->sq_draining;
 	out->attrs = qp->attrs;
 	spin_unlock_irqrestore(&qp->lock, flags);
+	hca_qp_query_engine(qp, out);
 	hca_qp_put(qp);
 	return 0;
 }

@@ -7,7 +7,9 @@
  * (RNR NAK, no answer) or fail it (error CQE, QP to ERR). The data
  * moves in the responder (responder.c), for both directions.
  *
- * Called with the QP's exec_lock held (engine.c), in process context.
+ * Called with the QP's exec_lock held (engine.c), in process context, which
+ * also covers the QP's requester counters (req_cnt, Documentation/engine.md
+ * "Counters").
  */
 #include <linux/kernel.h>
 #include <linux/sched.h>
@@ -332,8 +334,8 @@ static void hca_sq_fail(struct hca_qp *qp, const struct hca_wqe *w,
 	pr_debug("softhca: QP %u: %s WQE %u failed, syndrome 0x%x\n", qp->qpn,
 		 softhca_opcode_name(w->opcode), w->idx, syndrome);
 	hca_wait_clear(qp);
-	hca_cqe_init_err(&cqe, SOFTHCA_CQE_REQ_ERR, qp->qpn, w->opcode, w->idx,
-			  syndrome);
+	hca_cqe_init_err(&cqe, qp->eng->req_cnt, SOFTHCA_CQE_REQ_ERR, qp->qpn,
+			  w->opcode, w->idx, syndrome);
 	/* A CQ that cannot take the CQE makes the error a fatal one. */
 	if (hca_cqe_write(qp->send_cq, &cqe))
 		hca_qp_fatal(qp);
@@ -349,6 +351,7 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	struct hca_qp *resp;
 	const struct hca_path *p;
 	struct hca_answer ans;
+	bool fetches;
 	int err;
 
 	if (e->wait_kind != HCA_WAIT_NONE && now < e->wait_until)
@@ -367,14 +370,17 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		/* A new WQE: fresh retry counters. */
 		e->rnr_left = p->rnr_retry;
 		e->retry_left = p->retry_cnt;
-	} else if (e->wait_kind == HCA_WAIT_TRANSPORT && p->timeout) {
-		/* The ACK timer expired once more. */
-		if (!e->retry_left) {
-			hca_sq_fail(qp, w,
-				     SOFTHCA_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
-			return HCA_STEP_DONE;
+	} else if (e->wait_kind == HCA_WAIT_TRANSPORT) {
+		/* The ACK timer expired once more (timeout 0: for ever). */
+		hca_count(e->req_cnt, HCA_QCNT_LOCAL_ACK_TIMEOUTS, 1);
+		if (p->timeout) {
+			if (!e->retry_left) {
+				hca_sq_fail(qp, w,
+					     SOFTHCA_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+				return HCA_STEP_DONE;
+			}
+			e->retry_left--;
 		}
-		e->retry_left--;
 	}
 
 	if (softhca_opcode_is_local(w->op)) {
@@ -383,6 +389,7 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	}
 
 	/* Local checks first: nothing leaves the HCA with a bad lkey. */
+	fetches = hca_op_fetches(w->op);
 	err = hca_sgl_get(qp->hca, qp->pdn, w->op->local_access, &w->local,
 			   w->local.len, &e->lkeys);
 	if (err) {
@@ -390,6 +397,11 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		return HCA_STEP_DONE;
 	}
 
+	/* The request goes out: its first try, or a retry. */
+	hca_count(e->req_cnt, HCA_QCNT_TX_REQUESTS, 1);
+	hca_count(e->req_cnt, HCA_QCNT_TX_BYTES, fetches ? 0 : w->local.len);
+	if (e->wait_kind != HCA_WAIT_NONE)
+		hca_count(e->req_cnt, HCA_QCNT_TX_RETRIES, 1);
 	ans.kind = HCA_ANS_NONE;
 	resp = hca_fabric_route(&e->route, p->dgid, p->dest_qpn);
 	if (resp) {
@@ -400,12 +412,15 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 
 	switch (ans.kind) {
 	case HCA_ANS_ACK:
+		/* The response of a READ or an atomic brought the data. */
+		hca_count(e->req_cnt, HCA_QCNT_RX_BYTES, fetches ? w->local.len : 0);
 		hca_sq_complete(qp, w);
 		return HCA_STEP_DONE;
 	case HCA_ANS_NAK:
 		hca_sq_fail(qp, w, ans.syndrome);
 		return HCA_STEP_DONE;
 	case HCA_ANS_RNR:
+		hca_count(e->req_cnt, HCA_QCNT_RNR_NAKS_RCVD, 1);
 		if (p->rnr_retry != 7) {
 			if (!e->rnr_left) {
 				hca_sq_fail(qp, w,
@@ -446,8 +461,8 @@ void hca_sq_flush(struct hca_qp *qp, u16 posted, unsigned int budget)
 		wqebbs = softhca_ds_to_wqebbs(be32_to_cpu(ctrl.qpn_ds) &
 					      SOFTHCA_WQE_CTRL_DS_MASK);
 		wqebbs = clamp_t(u32, wqebbs, 1, hca_max_wqebbs(qp, avail) ?: 1);
-		hca_cqe_init_err(&cqe, SOFTHCA_CQE_REQ_ERR, qp->qpn,
-				  be32_to_cpu(ctrl.opmod_idx_opcode) &
+		hca_cqe_init_err(&cqe, qp->eng->req_cnt, SOFTHCA_CQE_REQ_ERR,
+				  qp->qpn, be32_to_cpu(ctrl.opmod_idx_opcode) &
 				  SOFTHCA_WQE_CTRL_OPCODE_MASK,
 				  qp->sq_ci, SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR);
 		hca_cqe_write(qp->send_cq, &cqe);

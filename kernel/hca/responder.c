@@ -9,7 +9,8 @@
  *
  * Runs under the responder QP's resp_lock, called by the requester's
  * executor (which holds the requester's exec_lock). The data moves here,
- * for both directions (hca_sgl_copy()).
+ * for both directions (hca_sgl_copy()). resp_lock also covers the QP's
+ * responder counters (resp_cnt).
  */
 #include <linux/highmem.h>
 #include <linux/string.h>
@@ -213,8 +214,8 @@ static void hca_resp_cqe_err(struct hca_exec_ctx *ctx,
 {
 	struct softhca_cqe cqe;
 
-	hca_cqe_init_err(&cqe, SOFTHCA_CQE_RESP_ERR, resp->qpn, 0,
-			  resp->rq_ci, syndrome);
+	hca_cqe_init_err(&cqe, resp->eng->resp_cnt, SOFTHCA_CQE_RESP_ERR,
+			  resp->qpn, 0, resp->rq_ci, syndrome);
 	hca_resp_cqe_write(ctx, resp, &cqe);
 }
 
@@ -409,6 +410,7 @@ hca_resp_attrs_get(struct hca_qp *qp)
 void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,
 		      struct hca_qp *resp, struct hca_answer *ans)
 {
+	u64 *cnt = resp->eng->resp_cnt;
 	const struct hca_resp_attrs *a;
 	enum hca_qp_state state;
 
@@ -426,6 +428,7 @@ void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,
 	/* A QP that cannot receive, or is connected elsewhere, drops it. */
 	if (!hca_qp_state_receives(state) || a->dest_qpn != req->qpn)
 		goto out;
+	hca_count(cnt, HCA_QCNT_RX_REQUESTS, 1);
 	/*
 	 * The first request a QP in RTR receives: Communication Established
 	 * (IBA 11.6.3.1; mlx5 event 0x02), once until the QP is reset.
@@ -457,8 +460,15 @@ void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,
 			hca_resp_atomic(ctx, resp, a->access_flags, ans);
 		break;
 	}
-	if (ans->kind == HCA_ANS_RNR)
+	if (ans->kind == HCA_ANS_RNR) {
 		ans->rnr_timer = a->min_rnr_timer;
+		hca_count(cnt, HCA_QCNT_RNR_NAKS_SENT, 1);
+	} else if (ans->kind == HCA_ANS_ACK) {
+		/* The data placed here, or sent back in the response. */
+		hca_count(cnt, hca_op_fetches(ctx->wqe.op) ?
+			  HCA_QCNT_TX_BYTES : HCA_QCNT_RX_BYTES,
+			  ctx->wqe.local.len);
+	}
 out:
 	mutex_unlock(&resp->eng->resp_lock);
 }
@@ -481,9 +491,10 @@ bool hca_rq_flush(struct hca_qp *qp, unsigned int budget)
 	if (READ_ONCE(qp->state) == HCA_QPS_ERR) {
 		posted = hca_rq_posted(qp);
 		while (qp->rq_ci != posted && budget--) {
-			hca_cqe_init_err(&cqe, SOFTHCA_CQE_RESP_ERR, qp->qpn, 0,
-					 qp->rq_ci,
-					 SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR);
+			hca_cqe_init_err(&cqe, qp->eng->resp_cnt,
+					  SOFTHCA_CQE_RESP_ERR, qp->qpn, 0,
+					  qp->rq_ci,
+					  SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR);
 			hca_cqe_write(qp->recv_cq, &cqe);
 			WRITE_ONCE(qp->rq_ci, qp->rq_ci + 1);
 		}
