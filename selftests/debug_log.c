@@ -225,11 +225,21 @@ static void provoke(struct __test_metadata *_metadata, struct rc_pair *p,
 	ASSERT_EQ(0, eq_dbg_inject("shca0", "enable %ld", eqn));
 }
 
-/* Two wake-up calls within engine_wake_window_us restart the thread. */
+/*
+ * Two wake-up calls that ran doorbells, within engine_wake_window_us,
+ * restart an idle thread (a call with nothing rung does not). QP a is in
+ * ERR, so each post rings and comes back flushed.
+ */
 static void engine_kick(struct __test_metadata *_metadata, struct rc_pair *p)
 {
-	for (int i = 0; i < 10; i++)
-		EXPECT_EQ(0, engine_wake_method(p->e[0].ctx));
+	struct rc_end *a = &p->e[0];
+
+	for (uint64_t id = 100; id < 110; id++) {
+		ASSERT_EQ(0, rc_post_send(a->qp, IBV_WR_SEND, id, a->buf, 8,
+					  a->mr->lkey, 0, 0, IBV_SEND_SIGNALED,
+					  0));
+		rc_expect_err(_metadata, a->scq, id, IBV_WC_WR_FLUSH_ERR, a);
+	}
 }
 
 /* Read the log until @done says it holds what is expected, or @ms passed. */

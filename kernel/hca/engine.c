@@ -278,6 +278,7 @@ static void hca_area_take_joins(struct hca_engine_thread *thr, s64 now)
 /*
  * Stop watching @a: its flag goes up, then (full barrier, the mirror of the
  * provider's) a last look. Returns false, still watching, if a hint came.
+ * A hint that lands while the area leaves the list rejoins it.
  */
 static bool hca_area_unwatch(struct hca_engine_thread *thr,
 			     struct hca_db_area *a)
@@ -297,6 +298,14 @@ static bool hca_area_unwatch(struct hca_engine_thread *thr,
 	list_del_init(&w->node);
 	WRITE_ONCE(w->state, HCA_DB_UNWATCHED);
 	spin_unlock_irqrestore(&thr->lock, flags);
+	/*
+	 * The state before a second look; pairs with hca_kernel_doorbell()'s
+	 * hint, barrier, state. A kernel doorbell that saw the flag up but
+	 * the area still watched joined nothing: take it back ourselves.
+	 */
+	smp_mb();
+	if (hca_db_pending(a, thr->index))
+		hca_area_join(thr, a);
 	return true;
 }
 
@@ -374,14 +383,14 @@ static bool hca_engine_pass(struct hca_engine_thread *thr, s64 now)
 
 /*
  * Is there work nobody is doing? Executes nothing: a hint in a watched area,
- * or the run list. Under watch_lock, after the barrier that follows the
- * flags going up.
+ * an area handed over, or the run list. Under watch_lock, after the barrier
+ * that follows the flags going up.
  */
 static bool hca_engine_scan(struct hca_engine_thread *thr)
 {
 	struct hca_db_watch *w;
 
-	if (hca_thread_has_work(thr))
+	if (hca_thread_has_work(thr) || !list_empty(&thr->join))
 		return true;
 	list_for_each_entry(w, &thr->watched, node)
 		if (hca_db_pending(container_of(w, struct hca_db_area,

@@ -298,6 +298,13 @@ unsigned int hca_run_area(struct hca_exec_ctx *ctx, struct hca_db_area *a,
 		total += claimed;
 		if (!claimed)
 			break;
+		/*
+		 * A wake-up call working through a flood of its own hints
+		 * gives its CPU up between batches (PREEMPT_VOLUNTARY): the
+		 * flood costs the caller, not the task queued behind it.
+		 */
+		if (claimed >= HCA_CLAIM_BATCH && !ctx->is_thread)
+			cond_resched();
 	}
 	return total;
 }
