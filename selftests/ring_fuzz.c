@@ -404,8 +404,7 @@ static void fuzz_once(struct target *t, struct target *peer,
 
 static int target_init(struct target *t, struct rc_end *e)
 {
-	t->e = e;
-	t->next = 0;
+	*t = (struct target){ .e = e };
 	/* Only the window is registered: the guards have no key at all. */
 	ibv_dereg_mr(e->mr);
 	e->mr = NULL;
@@ -598,6 +597,9 @@ TEST_F_TIMEOUT(fuzz, ud_rings_and_doorbells, 1200)
 			landed += rc_check_fill(p.e[i].buf + GUARD, WIN,
 						PATTERN_SEED + 2) >= 0;
 		}
+		/* ib_uverbs destroys no attached QP. */
+		if (r & 1)
+			EXPECT_EQ(0, ibv_detach_mcast(p.e[1].qp, &fuzz_mgid, 0));
 		for (int i = 0; i < 2; i++) {
 			EXPECT_EQ(0, ibv_destroy_qp(p.e[i].qp));
 			p.e[i].qp = NULL;
