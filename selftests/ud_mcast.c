@@ -8,11 +8,16 @@
  * own QP gets a copy only when it is attached itself (no loopback
  * blocking unless asked for); a detached or destroyed QP gets none; the
  * group's AH carries the IP multicast MAC; attaching what is not a
- * datagram QP or not a multicast GID is refused.
+ * datagram QP or not a multicast GID is refused; an attached QP cannot be
+ * destroyed (EBUSY, ib_uverbs' rule) but one whose process is killed is
+ * detached and gone.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "rc.h"
@@ -156,6 +161,25 @@ TEST_F(mcast, three_receivers_and_the_senders_own_copy)
 	}
 }
 
+/*
+ * A process that attached a QP to the group and is killed: ib_uverbs
+ * detaches it and destroys it, the group goes on without it. @wfd gets
+ * a byte once the QP is attached; the child then waits to be killed.
+ */
+static void attached_child(const union ibv_gid *mgid, int wfd)
+{
+	struct ud_end e;
+
+	if (ud_end_open(&e, "shca1", NULL, UD_QKEY) ||
+	    ibv_attach_mcast(e.qp, mgid, 0) ||
+	    ud_recv(&e, 1, UD_RECV_OFF, UD_GRH + UD_MTU))
+		_exit(1);
+	if (write(wfd, "a", 1) != 1)
+		_exit(1);
+	for (;;)
+		pause();
+}
+
 TEST_F(mcast, detached_and_destroyed_qps_get_nothing)
 {
 	union ibv_gid uni = self->e[1].gid;
@@ -166,22 +190,51 @@ TEST_F(mcast, detached_and_destroyed_qps_get_nothing)
 			 .max_recv_sge = 1 },
 	};
 	struct ibv_qp *rc;
+	int pfd[2], st;
+	pid_t child;
+	char c;
 	long qps;
 
 	attach(_metadata, self, 1);
 	attach(_metadata, self, 2);
 	attach(_metadata, self, 3);
 	ASSERT_EQ(0, ibv_detach_mcast(self->e[2].qp, &self->mgid, 0));
-	/* Destroyed while attached (ib_uverbs and the HCA detach it). */
-	ASSERT_EQ(0, ibv_destroy_qp(self->e[3].qp));
-	self->e[3].qp = NULL;
+	/* ib_uverbs refuses to destroy an attached QP; it stays a member. */
+	EXPECT_EQ(EBUSY, ibv_destroy_qp(self->e[3].qp));
 	post_recv(_metadata, &self->e[1], 1);
 	post_recv(_metadata, &self->e[2], 2);
+	post_recv(_metadata, &self->e[3], 3);
 	send_to_group(_metadata, self, 9, 64, 3);
 	expect_copy(_metadata, self, 1, 1, 64, 3);
+	expect_copy(_metadata, self, 3, 3, 64, 3);
 	rc_expect_quiet(_metadata, self->e[2].rcq, "a detached QP");
+	/* Detached, it goes. */
+	ASSERT_EQ(0, ibv_detach_mcast(self->e[3].qp, &self->mgid, 0));
+	ASSERT_EQ(0, ibv_destroy_qp(self->e[3].qp));
+	self->e[3].qp = NULL;
 	qps = res_count("shca1", "qp");
 	EXPECT_EQ(self->qps1 + 1, qps) TH_LOG("QPs on shca1 (end 2 only)");
+
+	/* A member killed with its process: gone, the others still served. */
+	ASSERT_EQ(0, pipe(pfd));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		close(pfd[0]);
+		attached_child(&self->mgid, pfd[1]);
+	}
+	close(pfd[1]);
+	ASSERT_EQ(1, read(pfd[0], &c, 1)) TH_LOG("the child did not attach");
+	close(pfd[0]);
+	EXPECT_EQ(self->qps1 + 2, res_count("shca1", "qp"));
+	kill(child, SIGKILL);
+	ASSERT_EQ(child, waitpid(child, &st, 0));
+	EXPECT_EQ(self->qps1 + 1, res_count("shca1", "qp"))
+		TH_LOG("the killed process's QP is left");
+	post_recv(_metadata, &self->e[1], 4);
+	send_to_group(_metadata, self, 11, 66, 5);
+	expect_copy(_metadata, self, 1, 4, 66, 5);
+	rc_expect_quiet(_metadata, self->e[2].rcq, "a detached QP");
 
 	/* Detached twice; not a multicast GID; an RC QP. */
 	EXPECT_EQ(EINVAL, ibv_detach_mcast(self->e[2].qp, &self->mgid, 0));

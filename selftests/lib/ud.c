@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "ud.h"
 #include "util.h"
@@ -206,6 +207,8 @@ long long ud_counter(const char *dev, const char *name)
 {
 	char path[256], v[64];
 
+	/* Past ib_core's 10 ms cache of the port's counters. */
+	usleep(20000);
 	snprintf(path, sizeof(path),
 		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
 	if (read_line(path, v, sizeof(v)))

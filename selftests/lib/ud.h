@@ -80,7 +80,7 @@ int ud_send(struct ud_end *e, struct ibv_ah *ah, uint32_t dqpn, uint32_t qkey,
 /* One receive of @len bytes at @off of @e's buffer. */
 int ud_recv(struct ud_end *e, uint64_t wr_id, uint32_t off, uint32_t len);
 
-/* Counter @name of @dev's port 1 (sysfs hw_counters), or -1. */
+/* Counter @name of @dev's port 1 (sysfs hw_counters, 20 ms after the call), or -1. */
 long long ud_counter(const char *dev, const char *name);
 
 /*
