@@ -5,10 +5,12 @@
 # ucmatose (RC over rdma_cm), udaddy (UD over rdma_cm), rdma_server /
 # rdma_client (librdmacm's rdma_verbs), rstream (rsockets, -T v: it
 # verifies the data), perftest's ib_send_lat and ib_write_bw with -R
-# (connection through rdma_cm), mckey (rdma_cm multicast join), each
+# (connection through rdma_cm), each
 # between two processes on shca0 and between shca0 and shca1 (created on
 # veth1 here, deleted at the end). Addresses: 198.18.0.1 (shca0),
-# 198.18.0.2 (shca1). perftest's -R client takes no source address: the
+# 198.18.0.2 (shca1). An rping connection whose client or server is
+# killed (-9) leaves no cm_id, QP, CQ, MR, PD or context behind.
+# perftest's -R client takes no source address: the
 # route to a local address starts from that address, so it would run on
 # the server's device; perftest -R runs on shca0 alone. At the end no cm_id is left and every device holds
 # only ib_mad's GSI QP, CQ and PD.
@@ -79,17 +81,13 @@ check_rstream() {
 	echo "$line" | tr -s ' \t' ' ' | sed 's/^ //'
 }
 
-# server_ready READY: the server is ready when READY is "listen PORT":
-# an rdma_cm ID of it listens on PORT (rdma res show cm_id); "says TEXT":
-# its output has a line TEXT. Returns 1 after 10 s without.
+# server_ready "listen PORT": an rdma_cm ID listens on PORT (rdma res
+# show cm_id); 1 after 10 s without.
 server_ready() {
-	local how=${1%% *} what=${1#* }
+	local p=${1#listen }
 	for _ in $(seq 200); do
-		case $how in
-		listen) rdma res show cm_id 2>/dev/null |
-			grep -q "state LISTEN .*src-addr [^ ]*:$what " && return 0 ;;
-		says) grep -qx "$what" "$out/srv" && return 0 ;;
-		esac
+		rdma res show cm_id 2>/dev/null |
+			grep -q "state LISTEN .*src-addr [^ ]*:$p " && return 0
 		sleep 0.05
 	done
 	return 1
@@ -134,6 +132,56 @@ run_cm() {
 	esac
 }
 
+# only_ib_mad_left: within 10 s every device holds only ib_mad's PD, CQ
+# and GSI QP, and no cm_id exists; else 1, with `rdma res` printed.
+only_ib_mad_left() {
+	local res
+	for _ in $(seq 200); do
+		res=$(rdma res show)
+		if [ -z "$(rdma res show cm_id 2>&1)" ] &&
+		   grep -E '^[0-9]+: shca[01]:' <<<"$res" |
+		   awk '{ if ($4 != 1 || $6 != 1 || $8 != 1 || $10 != 0 || $12 != 0 || $14 != 0) bad = 1; n++ }
+			END { exit bad || n != 2 }'; then
+			return 0
+		fi
+		sleep 0.05
+	done
+	sed 's/^/# /' <<<"$res"
+	rdma res show cm_id 2>&1 | sed 's/^/# /'
+	return 1
+}
+
+# kill_side WHICH: an endless rping between shca0 and shca1; once both
+# cm_ids are connected, kill -9 the WHICH (client or server) process.
+# The other side sees the disconnect and exits; nothing is left.
+kill_side() {
+	local which=$1 sp cp victim
+	port=$((port + 1))
+	rping -s -a 198.18.0.2 -p "$port" -S 100 >"$out/srv" 2>&1 &
+	sp=$!
+	server_ready "listen $port" || echo "# kill $which: server not ready"
+	rping -c -a 198.18.0.2 -I 198.18.0.1 -p "$port" -S 100 >"$out/cli" 2>&1 &
+	cp=$!
+	for _ in $(seq 200); do
+		[ "$(rdma res show cm_id 2>/dev/null | grep -c 'state CONNECT ')" -ge 2 ] &&
+			break
+		sleep 0.05
+	done
+	victim=$cp
+	[ "$which" = server ] && victim=$sp
+	kill -9 "$victim"
+	# The survivor ends by itself; it is killed only if it does not.
+	timeout 30 tail --pid="$cp" -f /dev/null
+	timeout 30 tail --pid="$sp" -f /dev/null
+	kill -9 "$sp" "$cp" 2>/dev/null
+	wait "$sp" "$cp" 2>/dev/null
+	if only_ib_mad_left; then
+		ok "kill -9 of the rping $which: nothing left"
+	else
+		nok "kill -9 of the rping $which: nothing left"
+	fi
+}
+
 echo "TAP version 13"
 
 # shca0 <-> shca1 needs ARP between two local addresses (rc_pingpong.sh).
@@ -145,8 +193,10 @@ fi
 # SOFTHCA_RC_LINK_TYPE=rxe: the same over rdma_rxe, to check the script.
 shca1_gids || exit 1
 
-per_topo=6
-echo "1..$((2 + 2 * per_topo + 2 + 2))"
+per_topo=5
+# The GSI QPs (2), the tools on both topologies, perftest on shca0 (2),
+# nothing left after them (1), the two kills (2).
+echo "1..$((2 + 2 * per_topo + 2 + 1 + 2))"
 
 # topology: label server-dev server-addr server-gid client-dev client-addr client-gid
 topos=("shca0 shca0 198.18.0.1 $g0 shca0 198.18.0.1 $g0"
@@ -176,10 +226,6 @@ for t in "${topos[@]}"; do
 	run_cm "rstream -T v $label 100 x 4096" "check_rstream 4096 100" "listen $port" \
 		rstream -b "$sa" -p "$port" -T v -C 100 -S 4096 -- \
 		rstream -s "$sa" "${rs_bind[@]}" -p "$port" -T v -C 100 -S 4096
-	run_cm "mckey $label" check_status \
-		"says receiving data transfers" \
-		stdbuf -oL mckey -m 239.1.1.1 -b "$sa" -- \
-		mckey -m 239.1.1.1 -b "$ca" -s
 	[ "$label" = shca0 ] || continue
 	port=$((port + 1))
 	run_cm "ib_send_lat -R $label size 2 -n $pt_n" "check_lat 2 $pt_n" "listen $port" \
@@ -205,20 +251,11 @@ done
 
 # Every connection went: no cm_id on any device, and each holds only
 # what ib_mad keeps (its PD, its CQ and the GSI QP).
-left=$(rdma res show cm_id 2>&1)
-if [ -z "$left" ]; then
-	ok "no cm_id left"
+if only_ib_mad_left; then
+	ok "after the tools: no cm_id, only ib_mad's PD, CQ and GSI QP"
 else
-	sed 's/^/# /' <<<"$left"
-	nok "no cm_id left"
+	nok "after the tools: no cm_id, only ib_mad's PD, CQ and GSI QP"
 fi
-res=$(rdma res show)
-if echo "$res" | grep -E '^[0-9]+: shca[01]:' |
-	awk '{ if ($4 != 1 || $6 != 1 || $8 != 1 || $10 != 0 || $12 != 0 || $14 != 0) bad = 1; n++ }
-	     END { exit bad || n != 2 }'; then
-	ok "each device holds ib_mad's PD, CQ and GSI QP only"
-else
-	sed 's/^/# /' <<<"$res"
-	nok "each device holds ib_mad's PD, CQ and GSI QP only"
-fi
+kill_side client
+kill_side server
 exit $failed
