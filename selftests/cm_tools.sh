@@ -155,7 +155,7 @@ only_ib_mad_left() {
 # cm_ids are connected, kill -9 the WHICH (client or server) process.
 # The other side sees the disconnect and exits; nothing is left.
 kill_side() {
-	local which=$1 sp cp victim
+	local which=$1 sp cp victim up=0
 	port=$((port + 1))
 	rping -s -a 198.18.0.2 -p "$port" -S 100 >"$out/srv" 2>&1 &
 	sp=$!
@@ -164,7 +164,7 @@ kill_side() {
 	cp=$!
 	for _ in $(seq 200); do
 		[ "$(rdma res show cm_id 2>/dev/null | grep -c 'state CONNECT ')" -ge 2 ] &&
-			break
+			up=1 && break
 		sleep 0.05
 	done
 	victim=$cp
@@ -175,7 +175,10 @@ kill_side() {
 	timeout 30 tail --pid="$sp" -f /dev/null
 	kill -9 "$sp" "$cp" 2>/dev/null
 	wait "$sp" "$cp" 2>/dev/null
-	if only_ib_mad_left; then
+	if [ "$up" = 0 ]; then
+		sed 's/^/# client: /' "$out/cli" | tail -n 5
+		nok "kill -9 of the rping $which: never connected"
+	elif only_ib_mad_left; then
 		ok "kill -9 of the rping $which: nothing left"
 	else
 		nok "kill -9 of the rping $which: nothing left"
