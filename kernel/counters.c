@@ -36,9 +36,13 @@ static const struct rdma_stat_desc shca_stat_descs[] = {
 	[HCA_QCNT_CQE_REM_OP_ERR].name = "cqe_rem_op_err",
 	[HCA_QCNT_CQE_RETRY_EXC_ERR].name = "cqe_retry_exc_err",
 	[HCA_QCNT_CQE_RNR_RETRY_EXC_ERR].name = "cqe_rnr_retry_exc_err",
+	[HCA_QCNT_OUT_OF_BUFFER].name = "out_of_buffer",
+	[HCA_QCNT_RX_QKEY_DROPS].name = "rx_qkey_drops",
+	[HCA_QCNT_RX_LEN_DROPS].name = "rx_len_drops",
 	[HCA_QCNT_NUM + HCA_HCNT_CQ_OVERRUNS].name = "cq_overruns",
 	[HCA_QCNT_NUM + HCA_HCNT_WAKEUP_CALLS].name = "wakeup_calls",
 	[HCA_QCNT_NUM + HCA_HCNT_ENGINE_BACKOFFS].name = "engine_backoffs",
+	[HCA_QCNT_NUM + HCA_HCNT_RX_NO_QP_DROPS].name = "rx_no_qp_drops",
 };
 
 #define SHCA_NUM_STATS	(HCA_QCNT_NUM + HCA_HCNT_NUM)

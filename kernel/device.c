@@ -43,12 +43,23 @@ static int shca_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_SYS_IMAGE_GUID;
 	if (caps->flags & HCA_CAP_RNR_NAK_GEN)
 		attr->device_cap_flags |= IB_DEVICE_RC_RNR_NAK_GEN;
+	/* UD_AV_PORT_ENFORCE: one port, so an AV is always the QP's. */
+	if (caps->flags & HCA_CAP_UD)
+		attr->device_cap_flags |= IB_DEVICE_UD_AV_PORT_ENFORCE;
 	/*
 	 * `rdma link del` may remove the device. LOCAL_DMA_LKEY: kernel QPs
 	 * reach kernel memory through the reserved lkey (kverbs.c), so
 	 * ib_alloc_pd() needs no get_dma_mr.
 	 */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
+	if (caps->flags & HCA_CAP_UD) {
+		attr->kernel_cap_flags |= IBK_BLOCK_MULTICAST_LOOPBACK;
+		attr->max_ah = caps->max_ah;
+		attr->max_mcast_grp = caps->max_mcast_grp;
+		attr->max_mcast_qp_attach = caps->max_mcast_qp_attach;
+		attr->max_total_mcast_qp_attach =
+			caps->max_total_mcast_qp_attach;
+	}
 	attr->max_send_sge = caps->max_send_sge;
 	attr->max_recv_sge = caps->max_recv_sge;
 	attr->max_sge_rd = caps->max_sge_rd;
@@ -71,12 +82,19 @@ bool shca_netdev_active(struct net_device *ndev)
 	return netif_running(ndev) && netif_carrier_ok(ndev);
 }
 
+/* Largest IB MTU whose RoCE v2 packet fits in the netdev's MTU. */
+enum ib_mtu shca_port_active_mtu(struct shca_dev *sdev)
+{
+	enum ib_mtu mtu = iboe_get_mtu(READ_ONCE(sdev->ndev->mtu));
+
+	return clamp(mtu, IB_MTU_256, ib_mtu_int_to_enum(sdev->caps.max_mtu));
+}
+
 static int shca_query_port(struct ib_device *ibdev, u32 port,
 			   struct ib_port_attr *attr)
 {
 	struct shca_dev *sdev = to_shca_dev(ibdev);
 	const struct hca_caps *caps = &sdev->caps;
-	enum ib_mtu mtu;
 
 	/* ib_core range-checked @port and zeroed @attr. */
 	attr->gid_tbl_len = caps->gid_tbl_len;
@@ -88,9 +106,7 @@ static int shca_query_port(struct ib_device *ibdev, u32 port,
 	attr->max_vl_num = 1;
 	attr->max_mtu = ib_mtu_int_to_enum(caps->max_mtu);
 
-	/* Largest IB MTU whose RoCEv2 packet fits in the netdev's MTU. */
-	mtu = iboe_get_mtu(READ_ONCE(sdev->ndev->mtu));
-	attr->active_mtu = clamp(mtu, IB_MTU_256, attr->max_mtu);
+	attr->active_mtu = shca_port_active_mtu(sdev);
 
 	if (shca_netdev_active(sdev->ndev)) {
 		attr->state = IB_PORT_ACTIVE;
@@ -178,21 +194,26 @@ static const struct ib_device_ops shca_dev_ops = {
 	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
+	.attach_mcast = shca_attach_mcast,
 	.counter_alloc_stats = shca_counter_alloc_stats,
 	.counter_bind_qp = shca_counter_bind_qp,
 	.counter_dealloc = shca_counter_dealloc,
 	.counter_unbind_qp = shca_counter_unbind_qp,
 	.counter_update_stats = shca_counter_update_stats,
+	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_qp = shca_create_qp,
+	.create_user_ah = shca_create_ah,
 	.dealloc_driver = shca_dealloc_driver,
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
 	.del_gid = shca_del_gid,
 	.dereg_mr = shca_dereg_mr,
+	.destroy_ah = shca_destroy_ah,
 	.destroy_cq = shca_destroy_cq,
 	.pre_destroy_cq = shca_pre_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
+	.detach_mcast = shca_detach_mcast,
 	.disassociate_ucontext = shca_disassociate_ucontext,
 	.enable_driver = shca_enable_driver,
 	.fill_res_cq_entry = shca_fill_res_cq_entry,
@@ -208,6 +229,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.poll_cq = shca_poll_cq,
 	.post_recv = shca_post_recv,
 	.post_send = shca_post_send,
+	.query_ah = shca_query_ah,
 	.query_device = shca_query_device,
 	.query_pkey = shca_query_pkey,
 	.query_port = shca_query_port,
@@ -215,6 +237,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.reg_user_mr = shca_reg_user_mr,
 	.req_notify_cq = shca_req_notify_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, shca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, shca_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),

@@ -3,9 +3,11 @@
  * softhca verbs driver: the port's RoCE addresses. ib_core's GID cache
  * calls add_gid/del_gid for every entry of the port; RoCE v2 entries are
  * programmed into the HCA (SET_ROCE_ADDRESS) so that the local fabric
- * knows which device owns a destination GID. Other types are not kept
+ * knows which device owns a destination GID, and a datagram's receiver
+ * learns the source's MAC and VLAN. Other types are not kept
  * (the port claims ROCE_UDP_ENCAP only, so none should come).
  */
+#include <linux/if_vlan.h>
 #include <rdma/ib_cache.h>
 
 #include "softhca.h"
@@ -19,10 +21,17 @@ static int shca_set_roce_address(const struct ib_gid_attr *attr, bool valid)
 	if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
 		return 0;
 	if (valid) {
+		u16 vlan_id;
+
 		memcpy(in.entry.gid, attr->gid.raw, sizeof(in.entry.gid));
-		err = rdma_read_gid_l2_fields(attr, NULL, in.entry.mac);
+		err = rdma_read_gid_l2_fields(attr, &vlan_id, in.entry.mac);
 		if (err)
 			return err;
+		/* 0xffff: the netdev is no VLAN. */
+		if (vlan_id < VLAN_N_VID) {
+			in.entry.vlan_id = vlan_id;
+			in.entry.vlan_valid = 1;
+		}
 		in.entry.roce_version = 2;
 		in.entry.valid = 1;
 	}

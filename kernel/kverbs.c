@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softhca verbs driver: the kernel verbs of kernel CQs and RC QPs (created
- * with udata NULL): poll_cq, req_notify_cq, post_send, post_recv. The same
+ * softhca verbs driver: the kernel verbs of kernel CQs and QPs, RC and UD
+ * (created with udata NULL): poll_cq, req_notify_cq, post_send, post_recv. The same
  * protocol as the provider (user/poll.c, arm.c, send.c, recv.c) on the same
  * queue formats, with the same code: the WQE builder
  * (<rdma/softhca-wqe.h>), the CQE decoder (<rdma/softhca-cqe.h>), the
@@ -113,14 +113,32 @@ void shca_kcq_destroy(struct shca_cq *cq)
 	cq->kcq = NULL;
 }
 
+/*
+ * A datagram's receive: what ib_init_ah_attr_from_wc() needs to answer it,
+ * the network header type of its GRH area, and the source MAC and VLAN.
+ */
+static void shca_wc_datagram(const struct softhca_wc *w, struct ib_wc *wc)
+{
+	wc->network_hdr_type = w->l3 == SOFTHCA_CQE_L3_IPV4 ?
+			       RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
+	memcpy(wc->smac, w->smac, ETH_ALEN);
+	wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE | IB_WC_WITH_SMAC;
+	if (w->vlan) {
+		wc->vlan_id = w->vlan_id;
+		wc->wc_flags |= IB_WC_WITH_VLAN;
+	}
+}
+
 /* A decoded work completion (softhca_cqe_decode()) as ib_core has it. */
 static void shca_wc_to_ib(const struct softhca_wc *w, struct shca_qp *qp,
 			  struct ib_wc *wc)
 {
-	SOFTHCA_WC_COPY(wc, w, IB_WC_WITH_IMM);
+	SOFTHCA_WC_COPY(wc, w, IB_WC_WITH_IMM, IB_WC_GRH);
 	wc->ex.imm_data = w->imm;
 	wc->qp = &qp->ibqp;
 	wc->port_num = SHCA_PORT;
+	if (w->grh)
+		shca_wc_datagram(w, wc);
 }
 
 /*
@@ -314,7 +332,7 @@ int shca_kqp_create(struct shca_qp *qp, void *rq_buf, u32 rq_wqe_cnt,
 		    u32 rq_wqe_shift, u32 rq_max_gs, void *sq_buf,
 		    u32 sq_wqebb_cnt, u32 sq_max_post, u32 sq_max_wqebbs,
 		    u32 max_send_sge, u32 max_inline,
-		    struct softhca_qp_dbr *dbr)
+		    struct softhca_qp_dbr *dbr, u32 tp, u32 pdn)
 {
 	struct shca_cq *scq = to_shca_cq(qp->ibqp.send_cq);
 	struct shca_cq *rcq = to_shca_cq(qp->ibqp.recv_cq);
@@ -332,6 +350,8 @@ int shca_kqp_create(struct shca_qp *qp, void *rq_buf, u32 rq_wqe_cnt,
 	kqp->sq.fmt.qpn = qp->qpn;
 	kqp->sq.fmt.max_wqebbs = sq_max_wqebbs;
 	kqp->sq.fmt.max_inline = max_inline;
+	kqp->sq.fmt.tp = tp;
+	kqp->sq.fmt.pdn = pdn;
 	kqp->sq.max_post = sq_max_post;
 	kqp->sq.max_gs = max_send_sge;
 	err = shca_wrs_init(&kqp->sq.wrs, sq_wqebb_cnt, true);
@@ -403,8 +423,10 @@ void shca_kqp_reset(struct shca_qp *qp)
 
 /*
  * ib_send_wr -> the shared builder's WR descriptor; -EINVAL for opcodes
- * softhca does not run. The containers (ib_rdma_wr, ib_atomic_wr) are
- * read only for the opcodes that come in them.
+ * softhca does not run. The containers (ib_ud_wr of a datagram QP,
+ * ib_rdma_wr, ib_atomic_wr) are read only for the QPs and opcodes that
+ * come in them; the builder refuses a datagram WR without an AH, or with
+ * one of another PD.
  */
 static int shca_wr_to_desc(const struct shca_qp *qp,
 			   const struct ib_send_wr *wr,
@@ -427,7 +449,13 @@ static int shca_wr_to_desc(const struct shca_qp *qp,
 	d->imm = wr->ex.imm_data;
 	d->sg = (const struct softhca_sge *)wr->sg_list;
 	d->num_sge = wr->num_sge;
-	if (op->segs & SOFTHCA_SEG_ATOMIC) {
+	if (qp->kqp->sq.fmt.tp == SOFTHCA_TP_UD) {
+		const struct ib_ud_wr *u = ud_wr(wr);
+
+		d->av = u->ah ? &to_shca_ah(u->ah)->av : NULL;
+		d->remote_qpn = u->remote_qpn;
+		d->remote_qkey = u->remote_qkey;
+	} else if (op->segs & SOFTHCA_SEG_ATOMIC) {
 		/* compare_add is CS's compare and FA's addend. */
 		a = atomic_wr(wr);
 		d->remote_addr = a->remote_addr;

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softhca verbs driver: RC queue pairs.
+ * softhca verbs driver: queue pairs (RC and UD) and multicast attachment.
  *
  * The kernel sizes the queues from the requested caps (the provider
  * computes nothing) and allocates one zeroed, page-aligned area that the
  * provider maps (SHCA_MMAP_QUEUE): the RQ at offset 0, the SQ after it, the
  * doorbell record after the SQ, each 64-byte aligned. modify_qp validates
- * everything a ConnectX validates before the HCA model applies it.
+ * everything a ConnectX validates before the HCA model applies it. What
+ * differs between QP types is a row of shca_qp_kinds[].
  */
 #include <linux/log2.h>
 #include <linux/minmax.h>
@@ -26,6 +27,41 @@
 #define SHCA_WQE_ATOMIC_SIZE	sizeof(struct softhca_wqe_atomic_seg)
 #define SHCA_WQE_DATA_SIZE	sizeof(struct softhca_wqe_data_seg)
 #define SHCA_WQE_INLINE_SIZE	sizeof(struct softhca_wqe_inline_seg)
+#define SHCA_WQE_AV_SIZE	sizeof(struct softhca_wqe_av)
+
+/*
+ * What one QP type is to the driver: the model's service type and
+ * transport, the segment every send WQE has between ctrl and its data
+ * (RC: a remote address, UD: the datagram segment), whether its WQEs may
+ * be atomics, and the creation flags it takes.
+ */
+struct shca_qp_kind {
+	enum ib_qp_type type;
+	u32 st;				/* enum hca_qp_st */
+	u32 tp;				/* SOFTHCA_TP_* */
+	u32 hdr;			/* bytes after ctrl, before the data */
+	bool atomics;
+	bool port_mtu;			/* its path MTU is its port's */
+	u32 create_flags;		/* IB_QP_CREATE_* */
+};
+
+static const struct shca_qp_kind shca_qp_kinds[] = {
+	{ .type = IB_QPT_RC, .st = HCA_QP_ST_RC, .tp = SOFTHCA_TP_RC,
+	  .hdr = SHCA_WQE_RADDR_SIZE, .atomics = true },
+	{ .type = IB_QPT_UD, .st = HCA_QP_ST_UD, .tp = SOFTHCA_TP_UD,
+	  .hdr = SHCA_WQE_AV_SIZE, .port_mtu = true,
+	  .create_flags = IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK },
+};
+
+static const struct shca_qp_kind *shca_qp_kind(enum ib_qp_type type)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(shca_qp_kinds); i++)
+		if (shca_qp_kinds[i].type == type)
+			return &shca_qp_kinds[i];
+	return NULL;
+}
 
 /* The QP states of the model are the IB ones, in the same order. */
 static_assert(HCA_QPS_RESET == (int)IB_QPS_RESET);
@@ -53,12 +89,14 @@ struct shca_qp_layout {
 /*
  * Size the SQ and RQ for @cap (mlx5's rules) and write the granted caps
  * back. A send WQE is a control segment and the largest body it may
- * carry: RDMA address + atomic + one data segment, RDMA address +
- * max_send_sge data segments, or RDMA address + inline data; rounded up to
- * a 64-byte WQEBB. An RQ WQE holds max_recv_sge data segments (+ the
- * signature segment), rounded up to a power of two of at least 16 bytes.
+ * carry: its kind's header (RC: RDMA address, UD: datagram segment) +
+ * max_send_sge data segments, or the header + inline data, or (RC) RDMA
+ * address + atomic + one data segment; rounded up to a 64-byte WQEBB. An
+ * RQ WQE holds max_recv_sge data segments (+ the signature segment),
+ * rounded up to a power of two of at least 16 bytes.
  */
-static int shca_qp_layout(const struct hca_caps *caps, struct ib_qp_cap *cap,
+static int shca_qp_layout(const struct hca_caps *caps,
+			  const struct shca_qp_kind *k, struct ib_qp_cap *cap,
 			  bool sig, struct shca_qp_layout *l)
 {
 	u32 max_qp_wr = min(caps->max_sq_wqebbs, caps->max_rq_wqes);
@@ -70,12 +108,11 @@ static int shca_qp_layout(const struct hca_caps *caps, struct ib_qp_cap *cap,
 	    cap->max_inline_data > caps->max_inline_data)
 		return -EINVAL;
 
-	body = max3(SHCA_WQE_RADDR_SIZE + SHCA_WQE_ATOMIC_SIZE +
-		    SHCA_WQE_DATA_SIZE,
-		    SHCA_WQE_RADDR_SIZE + SHCA_WQE_DATA_SIZE * cap->max_send_sge,
-		    SHCA_WQE_RADDR_SIZE +
-		    ALIGN(SHCA_WQE_INLINE_SIZE + cap->max_inline_data,
-			  SOFTHCA_DS_SIZE));
+	body = max3(k->atomics ? SHCA_WQE_RADDR_SIZE + SHCA_WQE_ATOMIC_SIZE +
+		    SHCA_WQE_DATA_SIZE : 0,
+		    k->hdr + SHCA_WQE_DATA_SIZE * cap->max_send_sge,
+		    k->hdr + ALIGN(SHCA_WQE_INLINE_SIZE + cap->max_inline_data,
+				   SOFTHCA_DS_SIZE));
 	l->wqe_size = ALIGN(SHCA_WQE_CTRL_SIZE + body, SOFTHCA_SEND_WQE_BB);
 	if (l->wqe_size > caps->max_wqe_size)
 		return -EINVAL;
@@ -112,34 +149,29 @@ static int shca_qp_layout(const struct hca_caps *caps, struct ib_qp_cap *cap,
 
 	cap->max_send_wr = l->sq_max_post;
 	cap->max_send_sge = min_t(u32, caps->max_send_sge,
-				  (l->wqe_size - SHCA_WQE_CTRL_SIZE -
-				   SHCA_WQE_RADDR_SIZE) / SHCA_WQE_DATA_SIZE);
+				  (l->wqe_size - SHCA_WQE_CTRL_SIZE - k->hdr) /
+				  SHCA_WQE_DATA_SIZE);
 	cap->max_inline_data = min_t(u32, caps->max_inline_data,
 				     l->wqe_size - SHCA_WQE_CTRL_SIZE -
-				     SHCA_WQE_RADDR_SIZE -
-				     SHCA_WQE_INLINE_SIZE);
+				     k->hdr - SHCA_WQE_INLINE_SIZE);
 	cap->max_recv_wr = l->rq_wqe_cnt;
 	cap->max_recv_sge = l->rq_max_gs;
 	return 0;
 }
 
-static int shca_qp_check_init_attr(struct ib_qp_init_attr *init_attr)
+static int shca_qp_check_init_attr(struct ib_qp_init_attr *init_attr,
+				   const struct shca_qp_kind *k)
 {
-	switch (init_attr->qp_type) {
-	case IB_QPT_RC:
-		break;
-	case IB_QPT_GSI:
-	case IB_QPT_SMI:
-		/* RoCE has no SMI; the GSI needs the kernel verbs. */
+	/*
+	 * RC and UD. RoCE has no SMI; the GSI needs the kernel verbs; UC,
+	 * XRC, raw packet are not in the caps.
+	 */
+	if (!k)
 		return -EOPNOTSUPP;
-	default:
-		/* UC, UD, XRC, raw packet: not in the caps. */
-		return -EOPNOTSUPP;
-	}
-	/* No SRQ exists on this device; an RC QP has no RSS table. */
+	/* No SRQ exists on this device; no RSS table either. */
 	if (init_attr->srq || init_attr->rwq_ind_tbl)
 		return -EINVAL;
-	if (init_attr->create_flags)
+	if (init_attr->create_flags & ~k->create_flags)
 		return -EOPNOTSUPP;
 	if (init_attr->sq_sig_type != IB_SIGNAL_ALL_WR &&
 	    init_attr->sq_sig_type != IB_SIGNAL_REQ_WR)
@@ -161,6 +193,7 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		   struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibqp->device);
+	const struct shca_qp_kind *k = shca_qp_kind(init_attr->qp_type);
 	struct shca_qp *qp = to_shca_qp(ibqp);
 	struct softhca_create_qp_req req = {};
 	struct softhca_create_qp_resp resp = {};
@@ -171,7 +204,7 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	bool sig;
 	int err;
 
-	err = shca_qp_check_init_attr(init_attr);
+	err = shca_qp_check_init_attr(init_attr, k);
 	if (err) {
 		shca_dbg(sdev, "refused: QP type %d, create_flags 0x%x: %pe\n",
 			 init_attr->qp_type, init_attr->create_flags,
@@ -193,7 +226,7 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	sig = req.flags & SOFTHCA_QP_FLAG_SIGNATURE;
 
 	cap = init_attr->cap;
-	err = shca_qp_layout(&sdev->caps, &cap, sig, &l);
+	err = shca_qp_layout(&sdev->caps, k, &cap, sig, &l);
 	if (err) {
 		shca_dbg(sdev, "refused: caps send %u x %u SGEs, recv %u x %u, inline %u beyond the device\n",
 			 cap.max_send_wr, cap.max_send_sge, cap.max_recv_wr,
@@ -212,9 +245,15 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		in.flags |= HCA_QP_SIGNATURE;
 	if (init_attr->sq_sig_type == IB_SIGNAL_ALL_WR)
 		in.flags |= HCA_QP_SQ_SIG_ALL;
-	/* Kernel QPs may use the reserved lkey (local_dma_lkey). */
+	if (init_attr->create_flags & IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK)
+		in.flags |= HCA_QP_BLOCK_MCAST_LOOPBACK;
+	/*
+	 * Kernel QPs may use the reserved lkey (local_dma_lkey) and own a
+	 * privileged Q_Key; no user QP ever does.
+	 */
 	if (!udata)
-		in.flags |= HCA_QP_RLKEY;
+		in.flags |= HCA_QP_PRIVILEGED;
+	in.st = k->st;
 	in.sq_buf = qp->queue->buf + l.sq_offset;
 	in.sq_wqebb_cnt = l.sq_wqebb_cnt;
 	in.rq_buf = l.rq_wqe_cnt ? qp->queue->buf + l.rq_offset : NULL;
@@ -234,6 +273,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	ibqp->qp_num = out.qpn;
 	qp->cap = cap;
 	qp->sig_all = init_attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->kind = k;
+	qp->create_flags = init_attr->create_flags;
 	mutex_init(&qp->mutex);
 	/* Issue 4: the EQ handler finds the QP by its QPN (eq.h). */
 	err = shca_qp_ev_register(sdev, &qp->ev, ibqp, qp->qpn);
@@ -246,7 +287,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 				      l.rq_max_gs, qp->queue->buf + l.sq_offset,
 				      l.sq_wqebb_cnt, l.sq_max_post,
 				      in.sq_max_wqebbs, cap.max_send_sge,
-				      cap.max_inline_data, in.dbr);
+				      cap.max_inline_data, in.dbr, k->tp,
+				      in.pdn);
 		if (err)
 			goto err_qp;
 		init_attr->cap = cap;
@@ -359,8 +401,9 @@ static int shca_qp_path(struct shca_dev *sdev, const struct rdma_ah_attr *ah,
  * Check every attribute in @mask and translate it for MODIFY_QP. The
  * transition itself was checked by ib_modify_qp_is_ok().
  */
-static int hca_qp_attrs(struct shca_dev *sdev, const struct ib_qp_attr *attr,
-			 int mask, struct hca_cmd_modify_qp_in *in)
+static int hca_qp_attrs(struct shca_dev *sdev, const struct shca_qp *qp,
+			const struct ib_qp_attr *attr, int mask,
+			struct hca_cmd_modify_qp_in *in)
 {
 	const struct hca_caps *caps = &sdev->caps;
 	struct hca_qp_attrs *a = &in->attrs;
@@ -468,7 +511,33 @@ static int hca_qp_attrs(struct shca_dev *sdev, const struct ib_qp_attr *attr,
 		a->sqd_notify = !!attr->en_sqd_async_notify;
 		in->attr_mask |= HCA_QP_ATTR_SQD_NOTIFY;
 	}
+	if (mask & IB_QP_QKEY) {
+		/*
+		 * A controlled Q_Key (the GSI QP's kind) belongs to kernel
+		 * QPs only: with one, a process could forge MADs. Stricter
+		 * than ib_core, which lets CAP_NET_RAW set one.
+		 */
+		if ((attr->qkey & SOFTHCA_QKEY_PRIVILEGED) && !qp->kqp)
+			return -EPERM;
+		a->qkey = attr->qkey;
+		in->attr_mask |= HCA_QP_ATTR_QKEY;
+	}
 	return 0;
+}
+
+/*
+ * A datagram QP's path MTU is its port's active MTU (the netdev's) as of
+ * each modify that brings it towards RTS: UD has no path attribute.
+ */
+static void shca_qp_port_mtu(struct shca_dev *sdev, const struct shca_qp *qp,
+			     enum ib_qp_state new_state,
+			     struct hca_cmd_modify_qp_in *in)
+{
+	if (!qp->kind->port_mtu || new_state < IB_QPS_INIT ||
+	    new_state > IB_QPS_RTS)
+		return;
+	in->attrs.path_mtu = ib_mtu_enum_to_int(shca_port_active_mtu(sdev));
+	in->attr_mask |= HCA_QP_ATTR_PATH_MTU;
 }
 
 /*
@@ -502,13 +571,14 @@ static int shca_modify_qp_once(struct shca_dev *sdev, struct shca_qp *qp,
 			    hca_qp_state_name(cur.state));
 		return -EINVAL;
 	}
-	if (!ib_modify_qp_is_ok(cur_state, new_state, IB_QPT_RC, attr_mask)) {
+	if (!ib_modify_qp_is_ok(cur_state, new_state, qp->ibqp.qp_type,
+				attr_mask)) {
 		shca_dbg_qp(qp, "refused: %s -> %s with mask 0x%x: not in the IB table (state or attributes)\n",
 			    hca_qp_state_name(cur_state),
 			    hca_qp_state_name(new_state), attr_mask);
 		return -EINVAL;
 	}
-	err = hca_qp_attrs(sdev, attr, attr_mask, &in);
+	err = hca_qp_attrs(sdev, qp, attr, attr_mask, &in);
 	if (err) {
 		shca_dbg_qp(qp, "refused: %s -> %s, an attribute of mask 0x%x: %pe\n",
 			    hca_qp_state_name(cur_state),
@@ -517,6 +587,7 @@ static int shca_modify_qp_once(struct shca_dev *sdev, struct shca_qp *qp,
 		return err;
 	}
 
+	shca_qp_port_mtu(sdev, qp, new_state, &in);
 	in.cur_state = cur_state;
 	in.new_state = new_state;
 	err = hca_exec(sdev->hca, HCA_CMD_MODIFY_QP, &in, sizeof(in), NULL, 0);
@@ -611,6 +682,7 @@ int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->timeout = a->timeout;
 	attr->retry_cnt = a->retry_cnt;
 	attr->rnr_retry = a->rnr_retry;
+	attr->qkey = a->qkey;
 
 	memset(init_attr, 0, sizeof(*init_attr));
 	init_attr->send_cq = ibqp->send_cq;
@@ -618,9 +690,35 @@ int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	init_attr->cap = qp->cap;
 	init_attr->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR :
 			       IB_SIGNAL_REQ_WR;
-	init_attr->qp_type = IB_QPT_RC;
+	init_attr->qp_type = ibqp->qp_type;
+	init_attr->create_flags = qp->create_flags;
 	init_attr->port_num = SHCA_PORT;
 out:
 	mutex_unlock(&qp->mutex);
 	return err;
+}
+
+/* Multicast (datagram QPs; ib_core checked the GID and the QP type). */
+static int shca_mcg(struct ib_qp *ibqp, union ib_gid *gid, u16 op)
+{
+	struct shca_dev *sdev = to_shca_dev(ibqp->device);
+	struct shca_qp *qp = to_shca_qp(ibqp);
+	struct hca_cmd_mcg_in in = { .qpn = qp->qpn };
+	int err;
+
+	memcpy(in.gid, gid->raw, sizeof(in.gid));
+	err = hca_exec(sdev->hca, op, &in, sizeof(in), NULL, 0);
+	shca_dbg_qp(qp, "%s %pI6: %pe\n", hca_cmd_name(op), gid->raw,
+		    ERR_PTR(err));
+	return err;
+}
+
+int shca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	return shca_mcg(ibqp, gid, HCA_CMD_ATTACH_TO_MCG);
+}
+
+int shca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	return shca_mcg(ibqp, gid, HCA_CMD_DETACH_FROM_MCG);
 }

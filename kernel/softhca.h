@@ -128,16 +128,29 @@ struct shca_kqp {
 	struct softhca_qp_dbr *dbr;
 };
 
+struct shca_qp_kind;
+
 struct shca_qp {
 	struct ib_qp ibqp;
 	u32 db_slot;			/* its doorbell slot (kernel QPs ring it) */
 	struct shca_kqp *kqp;		/* kernel QP (udata NULL), else NULL */
+	const struct shca_qp_kind *kind; /* its type's row (qp.c) */
+	u32 create_flags;		/* IB_QP_CREATE_* */
 	u32 qpn;
 	struct mutex mutex;		/* serialises modify_qp and query_qp */
 	struct ib_qp_cap cap;		/* granted at creation */
 	bool sig_all;			/* IB_SIGNAL_ALL_WR */
 	struct shca_mmap_entry *queue;	/* RQ + SQ + DBR */
 	struct shca_qp_ev ev;		/* EQ side (eq.h) */
+};
+
+/*
+ * An address handle (ah.c): the AV of a kernel consumer's datagram WRs
+ * (the provider builds its own for user AHs, with the MAC we return).
+ */
+struct shca_ah {
+	struct ib_ah ibah;
+	struct softhca_av av;
 };
 
 struct shca_mr {
@@ -205,6 +218,11 @@ static inline struct shca_qp *to_shca_qp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct shca_qp, ibqp);
 }
 
+static inline struct shca_ah *to_shca_ah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct shca_ah, ibah);
+}
+
 static inline struct shca_mr *to_shca_mr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct shca_mr, ibmr);
@@ -224,6 +242,7 @@ void shca_dev_dead(struct shca_dev *sdev);
 struct shca_dev *shca_dev_alloc(const char *name, struct net_device *ndev,
 				struct device *parent);
 bool shca_netdev_active(struct net_device *ndev);
+enum ib_mtu shca_port_active_mtu(struct shca_dev *sdev);
 void shca_port_update(struct shca_dev *sdev);
 void shca_port_init(struct shca_dev *sdev);
 
@@ -270,6 +289,14 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		  int attr_mask, struct ib_qp_init_attr *init_attr);
 int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int shca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int shca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+
+/* ah.c */
+int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
+		   struct ib_udata *udata);
+int shca_destroy_ah(struct ib_ah *ibah, u32 flags);
+int shca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr);
 
 /* kverbs.c: the kernel verbs of kernel CQs and QPs */
 int shca_kcq_create(struct shca_dev *sdev, struct shca_cq *cq, u32 cnt);
@@ -278,7 +305,7 @@ int shca_kqp_create(struct shca_qp *qp, void *rq_buf, u32 rq_wqe_cnt,
 		    u32 rq_wqe_shift, u32 rq_max_gs, void *sq_buf,
 		    u32 sq_wqebb_cnt, u32 sq_max_post, u32 sq_max_wqebbs,
 		    u32 max_send_sge, u32 max_inline,
-		    struct softhca_qp_dbr *dbr);
+		    struct softhca_qp_dbr *dbr, u32 tp, u32 pdn);
 void shca_kqp_destroy(struct shca_qp *qp);
 void shca_kqp_reset(struct shca_qp *qp);
 int shca_poll_cq(struct ib_cq *ibcq, int ne, struct ib_wc *wc);

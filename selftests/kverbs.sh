@@ -4,7 +4,10 @@
 # shca0 with ib_alloc_cq (IB_POLL_SOFTIRQ and IB_POLL_WORKQUEUE), two RC
 # QPs connected through 198.18.0.1, SEND/SEND_IMM/inline/unsignaled,
 # RDMA WRITE(_IMM)/READ, atomics, many SENDs, a bad opcode, rkey 0
-# refused, ib_drain_qp, a reset QP's CQEs cleaned, and destroys everything;
+# refused, ib_drain_qp, a reset QP's CQEs cleaned, then UD (kernel AHs
+# sleepable and atomic, datagrams between kernel UD QPs with the WC's
+# GRH, network header type and source MAC, a privileged Q_Key,
+# multicast), and destroys everything;
 # its parameters report the checks. Then: nothing of it is left on the
 # device, and it unloads. Runs in the VM as root with shca0 on veth0.
 set -u
@@ -41,7 +44,7 @@ check "no check failed (failed=$(cat $par/failed 2>&1))" \
 	test "$(cat $par/failed 2>&1)" = 0
 # Every check of softhca_ktest.c that passes on a correct device.
 check "every check ran and passed (passed=$(cat $par/passed 2>&1))" \
-	test "$(cat $par/passed 2>&1)" = "${SOFTHCA_KTEST_CHECKS:-155}"
+	test "$(cat $par/passed 2>&1)" = "${SOFTHCA_KTEST_CHECKS:-238}"
 counts_back() {
 	local now="$(res qp) $(res cq) $(res pd) $(res mr)"
 	echo "before: $before_qp $before_cq $before_pd $before_mr now: $now"

@@ -413,13 +413,13 @@ TEST_F(dev, qp_caps_beyond_device)
 }
 
 /*
- * Only RC: the device claims no UD, UC, XRC or raw QPs (kernel.md). The
- * errno is what K1's create_qp gives for a type it does not implement.
+ * RC and UD only: the device claims no UC, XRC or raw QPs (kernel.md). The
+ * errno is what create_qp gives for a type it does not implement.
  */
 TEST_F(dev, qp_types_not_supported)
 {
 	struct ibv_cq *cq = ibv_create_cq(self->ctx, 16, NULL, NULL, 0);
-	static const enum ibv_qp_type types[] = { IBV_QPT_UD, IBV_QPT_UC,
+	static const enum ibv_qp_type types[] = { IBV_QPT_UC,
 						  IBV_QPT_RAW_PACKET };
 	long qps = res_count("shca0", "qp");
 

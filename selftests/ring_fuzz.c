@@ -17,7 +17,11 @@
  *     untouched: no key reaches memory it does not cover;
  *   - every object is destroyed without error, `rdma res` counts return to
  *     the baseline;
- * and at the end a fresh pair moves data correctly.
+ * and at the end a fresh pair moves data correctly. The same over a pair
+ * of UD QPs, whose WQEs carry random datagram segments (Q_Keys with and
+ * without bit 31, real, multicast and random QPNs and GIDs, source GID
+ * indexes in and beyond the table, any MAC) while one end is attached to a
+ * multicast group the fuzzed GIDs sometimes name.
  * vm-run fails the run on any WARN/BUG/Oops in dmesg.
  * SOFTHCA_FUZZ_ROUNDS (default 60 per variant), SOFTHCA_FUZZ_SEED.
  */
@@ -31,6 +35,7 @@
 #include "rc.h"
 #include "rng.h"
 #include "softhca.h"		/* the provider's queue pointers (white box) */
+#include "ud.h"
 #include "util.h"
 #include "verbs_util.h"
 
@@ -47,7 +52,15 @@ struct target {
 	struct ibv_mr *win;		/* over buf + GUARD, WIN bytes */
 	struct softhca_qp *sqp;
 	struct softhca_cq *scq, *rcq;
+	/* UD: the datagram segment's plausible values. */
+	bool ud;
+	int gid_index;			/* this end's source GID */
+	union ibv_gid gid;
 };
+
+/* The group the UD rounds attach a QP to, and the fuzzed AVs name. */
+static union ibv_gid fuzz_mgid = { .raw = { [10] = 0xff, [11] = 0xff,
+					     239, 9, 9, 9 } };
 
 /* An address near the edges of @t's window (or anywhere, sometimes). */
 static uint64_t pick_addr(const struct target *t)
@@ -106,6 +119,38 @@ static uint8_t pick_opcode(void)
 	return (uint8_t)op;
 }
 
+/* A datagram segment: mostly the real peer and Q_Key, else anything. */
+static void shaped_av(const struct target *t, const struct target *peer,
+		      struct softhca_wqe_av *av)
+{
+	static const uint32_t qkeys[] = { UD_QKEY, 0x80000000, 0x80010000,
+					  0xffffffff, 0 };
+	uint32_t sgid = rnd_below(4) ? (uint32_t)t->gid_index : rnd_below(256);
+
+	rnd_fill(av, sizeof(*av));
+	av->qkey = htobe32(rnd_below(2) ? qkeys[rnd_below(5)] : (uint32_t)rnd());
+	switch (rnd_below(4)) {
+	case 0:
+		av->dqp_dct = htobe32((uint32_t)rnd());
+		break;
+	case 1:
+		av->dqp_dct = htobe32(SOFTHCA_AV_EXTENDED | 0xffffff);
+		break;
+	default:
+		av->dqp_dct = htobe32(SOFTHCA_AV_EXTENDED | peer->sqp->qpn);
+	}
+	av->grh_gid_fl = htobe32(SOFTHCA_AV_GRH | sgid << 20 | (rnd() & 0xfffff));
+	switch (rnd_below(4)) {
+	case 0:
+		break;			/* random */
+	case 1:
+		memcpy(av->rgid, fuzz_mgid.raw, 16);
+		break;
+	default:
+		memcpy(av->rgid, peer->gid.raw, 16);
+	}
+}
+
 /* A well-formed control segment and plausible segments at WQEBB @slot. */
 static void shaped_wqe(const struct target *t, const struct target *peer,
 		       uint32_t slot)
@@ -151,10 +196,51 @@ static void shaped_wqe(const struct target *t, const struct target *peer,
 		}
 		}
 	}
+	/* A datagram QP's WQEs carry a datagram segment, mostly SENDs. */
+	if (t->ud) {
+		if (rnd_below(2))
+			ctrl->opmod_idx_opcode =
+				htobe32((be32toh(ctrl->opmod_idx_opcode) & ~0xffu) |
+					(rnd_below(2) ? SOFTHCA_OPCODE_SEND :
+							SOFTHCA_OPCODE_SEND_IMM));
+		shaped_av(t, peer, (struct softhca_wqe_av *)(wqe + 16));
+	}
 	/* Into the ring at @slot, wrapping like the provider does. */
 	ring_size = sq->wqebb_cnt * SOFTHCA_SEND_WQE_BB;
 	off = (slot & (sq->wqebb_cnt - 1)) * SOFTHCA_SEND_WQE_BB;
 	for (uint32_t i = 0; i < size; i++)
+		sq->fmt.ring.buf[(off + i) % ring_size] = wqe[i];
+}
+
+/*
+ * A valid UD SEND of up to the MTU from @t's window to @peer's QP at WQEBB
+ * @slot (two WQEBBs: ctrl + AV, one data pointer).
+ */
+static void valid_ud_wqe(const struct target *t, const struct target *peer,
+			 uint32_t slot)
+{
+	struct softhca_sq *sq = &t->sqp->sq;
+	uint32_t ring_size = sq->wqebb_cnt * SOFTHCA_SEND_WQE_BB;
+	uint32_t off = (slot & (sq->wqebb_cnt - 1)) * SOFTHCA_SEND_WQE_BB;
+	uint8_t wqe[2 * SOFTHCA_SEND_WQE_BB] = { 0 };
+	struct softhca_wqe_ctrl_seg *ctrl = (void *)wqe;
+	struct softhca_wqe_av *av = (void *)(wqe + 16);
+	struct softhca_wqe_data_seg *d = (void *)(wqe + 64);
+	uint32_t len = rnd_below(UD_MTU + 1);
+
+	ctrl->opmod_idx_opcode = htobe32(((slot & 0xffff) << 8) |
+					 SOFTHCA_OPCODE_SEND);
+	ctrl->qpn_ds = htobe32(t->sqp->qpn << 8 | 5);
+	ctrl->fm_ce_se = SOFTHCA_WQE_CTRL_CQ_UPDATE;
+	av->qkey = htobe32(UD_QKEY);
+	av->dqp_dct = htobe32(SOFTHCA_AV_EXTENDED | peer->sqp->qpn);
+	av->grh_gid_fl = htobe32(SOFTHCA_AV_GRH | (uint32_t)t->gid_index << 20);
+	av->hop_limit = 64;
+	memcpy(av->rgid, rnd_below(4) ? peer->gid.raw : fuzz_mgid.raw, 16);
+	d->byte_count = htobe32(len);
+	d->lkey = htobe32(t->win->lkey);
+	d->addr = htobe64((uintptr_t)t->e->buf + GUARD + rnd_below(WIN - len));
+	for (uint32_t i = 0; i < sizeof(wqe); i++)
 		sq->fmt.ring.buf[(off + i) % ring_size] = wqe[i];
 }
 
@@ -224,6 +310,22 @@ static void shaped_rwqe(const struct target *t, uint32_t idx)
 	}
 }
 
+/* A receive WQE over the whole window (a datagram QP's land in it). */
+static void valid_rwqe(const struct target *t, uint32_t idx)
+{
+	struct softhca_rq *rq = &t->sqp->rq;
+	uint32_t stride = 1u << rq->wqe_shift;
+	struct softhca_wqe_data_seg *d =
+		(void *)(rq->buf + (idx & (rq->wqe_cnt - 1)) * stride);
+
+	memset(d, 0, stride);
+	d->byte_count = htobe32(UD_GRH + UD_MTU);
+	d->lkey = htobe32(t->win->lkey);
+	d->addr = htobe64((uintptr_t)t->e->buf + GUARD + WIN / 2);
+	if (stride > sizeof(*d))
+		softhca_set_sentinel_seg(d + 1);
+}
+
 static void fuzz_cq(struct softhca_cq *cq)
 {
 	if (rnd_below(2))
@@ -267,18 +369,25 @@ static void fuzz_once(struct target *t, struct target *peer,
 			start = rnd_below(0x10000);
 		n += valid;
 		for (uint32_t i = 0; i < n; i++) {
-			if (i < valid)
+			if (i < valid && t->ud)
+				valid_ud_wqe(t, peer, start + 2 * i);
+			else if (i < valid)
 				valid_wqe(t, peer, start + i);
 			else
-				shaped_wqe(t, peer, start + i);
+				shaped_wqe(t, peer, start + i + (t->ud ? valid : 0));
 		}
-		t->next = start + n;
-		for (uint32_t i = 0; rq->wqe_cnt && i < rq->wqe_cnt; i++)
-			shaped_rwqe(t, i);
+		t->next = start + n + (t->ud ? valid : 0);
+		for (uint32_t i = 0; rq->wqe_cnt && i < rq->wqe_cnt; i++) {
+			if (t->ud && i < 2 * valid)
+				valid_rwqe(t, i);
+			else
+				shaped_rwqe(t, i);
+		}
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		t->sqp->dbr->rcv_counter = htobe32(rnd_below(0x10000));
 		t->sqp->dbr->snd_counter =
-			htobe32((start + (rnd_below(4) ? n : rnd_below(0x10000))) &
+			htobe32((start + (rnd_below(4) ? t->next - start :
+				   rnd_below(0x10000))) &
 				0xffff);
 	}
 	/* The hint after the records, as the provider does it. */
@@ -295,8 +404,7 @@ static void fuzz_once(struct target *t, struct target *peer,
 
 static int target_init(struct target *t, struct rc_end *e)
 {
-	t->e = e;
-	t->next = 0;
+	*t = (struct target){ .e = e };
 	/* Only the window is registered: the guards have no key at all. */
 	ibv_dereg_mr(e->mr);
 	e->mr = NULL;
@@ -432,6 +540,85 @@ TEST_F_TIMEOUT(fuzz, rings_and_doorbells, 1200)
 	EXPECT_GE(landed, 1);
 }
 
+/* A UD end as the fuzzer's target: the RC helpers work on an rc_end. */
+static int ud_target_init(struct target *t, struct rc_end *re,
+			  struct ud_end *e)
+{
+	int ret;
+
+	*re = (struct rc_end){ .dev = e->dev, .ctx = e->ctx, .pd = e->pd,
+			       .scq = e->scq, .rcq = e->rcq, .qp = e->qp,
+			       .mr = e->mr, .buf = e->buf, .buf_size = UD_BUF };
+	ret = target_init(t, re);
+	e->mr = NULL;			/* target_init() deregistered it */
+	t->ud = true;
+	t->gid_index = e->gid_index;
+	t->gid = e->gid;
+	return ret;
+}
+
+/* The rounds over UD QPs: random datagram segments, multicast too. */
+TEST_F_TIMEOUT(fuzz, ud_rings_and_doorbells, 1200)
+{
+	const char *env = getenv("SOFTHCA_FUZZ_ROUNDS");
+	int rounds = env ? atoi(env) : 60;
+	int err_qps = 0, landed = 0;
+	long res[NRES];
+
+	for (int r = 0; r < rounds; r++) {
+		enum fuzz_mode mode = (enum fuzz_mode)(r % FUZZ_MODES);
+		struct rc_end re[2];
+		struct target t[2];
+		struct ud_pair p;
+
+		ASSERT_EQ(0, ud_pair_open(&p, variant->topo)) TH_LOG("%s", rc_err);
+		for (int i = 0; i < 2; i++) {
+			ASSERT_EQ(0, ud_target_init(&t[i], &re[i], &p.e[i]))
+				TH_LOG("reg window: %s", strerror(errno));
+		}
+		if (r & 1)
+			ASSERT_EQ(0, ibv_attach_mcast(p.e[1].qp, &fuzz_mgid, 0));
+		for (int k = 0; k < (mode == FUZZ_RACING ? 40 : 3); k++) {
+			int i = rnd_below(2);
+
+			fuzz_once(&t[i], &t[!i], mode);
+			if (mode != FUZZ_RACING)
+				usleep(2000);
+		}
+		usleep(5000);
+		for (int i = 0; i < 2; i++) {
+			long bad = guards_broken(&t[i]);
+			int st = rc_qp_state(p.e[i].qp);
+
+			EXPECT_EQ(-1, bad)
+				TH_LOG("UD round %d mode %d: end %d guard byte %ld changed",
+				       r, mode, i, bad);
+			err_qps += st == IBV_QPS_ERR || st == IBV_QPS_SQE;
+			landed += rc_check_fill(p.e[i].buf + GUARD, WIN,
+						PATTERN_SEED + 2) >= 0;
+		}
+		/* ib_uverbs destroys no attached QP. */
+		if (r & 1)
+			EXPECT_EQ(0, ibv_detach_mcast(p.e[1].qp, &fuzz_mgid, 0));
+		for (int i = 0; i < 2; i++) {
+			EXPECT_EQ(0, ibv_destroy_qp(p.e[i].qp));
+			p.e[i].qp = NULL;
+			EXPECT_EQ(0, ibv_dereg_mr(t[i].win));
+		}
+		ud_pair_close(&p);
+		res_snapshot(res);
+		for (size_t i = 0; i < NRES; i++) {
+			ASSERT_EQ(self->res0[i], res[i])
+				TH_LOG("UD round %d: %s count %ld, baseline %ld", r,
+				       res_names[i], res[i], self->res0[i]);
+		}
+	}
+	TH_LOG("%d UD rounds: %d of %d QPs ended in SQE or ERR, %d windows written",
+	       rounds, err_qps, 2 * rounds, landed);
+	EXPECT_GE(err_qps, rounds / 2);
+	EXPECT_GE(landed, 1);
+}
+
 /* After all of it the device still moves data, byte for byte. */
 TEST_F(fuzz, device_still_works)
 {
@@ -450,6 +637,24 @@ TEST_F(fuzz, device_still_works)
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(-1, rc_check_fill(p.e[1].buf, 65536, 99));
 	rc_pair_destroy(&p);
+}
+
+/* ...and datagrams. */
+TEST_F(fuzz, device_still_sends_datagrams)
+{
+	struct ud_pair p;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, ud_pair_open(&p, variant->topo)) TH_LOG("%s", rc_err);
+	rc_fill(p.e[0].buf, UD_MTU, 98);
+	ASSERT_EQ(0, ud_recv(&p.e[1], 1, UD_RECV_OFF, UD_GRH + UD_MTU));
+	ASSERT_EQ(0, ud_send(&p.e[0], p.ah[0], p.e[1].qp->qp_num, UD_QKEY,
+			     IBV_WR_SEND, 2, 0, UD_MTU, 0, 0));
+	ASSERT_EQ(1, rc_poll(p.e[1].rcq, &wc, 1, 5000)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(UD_GRH + UD_MTU, wc.byte_len);
+	EXPECT_EQ(-1, rc_check_fill(p.e[1].buf + UD_RECV_OFF + UD_GRH, UD_MTU, 98));
+	ud_pair_close(&p);
 }
 
 TEST_HARNESS_MAIN

@@ -90,7 +90,11 @@ TEST(query_device_ex_matches_sysfs)
 	EXPECT_LE(1, attr.orig_attr.max_qp_init_rd_atom);
 	EXPECT_EQ(0, attr.orig_attr.max_srq) TH_LOG("no SRQ support is claimed");
 	EXPECT_EQ(0, attr.orig_attr.max_mw) TH_LOG("no MW support is claimed");
-	EXPECT_EQ(0, attr.orig_attr.max_ah);
+	/* UD: address handles and multicast groups (the values: devinfo.c). */
+	EXPECT_LE(1, attr.orig_attr.max_ah);
+	EXPECT_LE(1, attr.orig_attr.max_mcast_grp);
+	EXPECT_LE(2, attr.orig_attr.max_mcast_qp_attach);
+	EXPECT_NE(0, attr.orig_attr.device_cap_flags & IBV_DEVICE_UD_AV_PORT_ENFORCE);
 	EXPECT_EQ(1, attr.orig_attr.max_pkeys);
 	/* One completion vector per online CPU (the VM has at least one). */
 	EXPECT_EQ(sysconf(_SC_NPROCESSORS_ONLN), ctx->num_comp_vectors);

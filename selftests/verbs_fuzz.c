@@ -4,8 +4,8 @@
  * moment (brief: "any uverbs arguments, any process killed at any moment").
  * - random_arguments: thousands of random calls (create/destroy CQ and QP,
  *   modify/query QP with random masks and values, reg/dereg MR over valid,
- *   unmapped, read-only and kernel addresses, posts with garbage WRs, arms,
- *   polls). Every call either succeeds, and then does what it says (CQ at
+ *   unmapped, read-only and kernel addresses, posts with garbage WRs (on
+ *   UD QPs through a real AH, no AH or a random Q_Key), arms, polls). Every call either succeeds, and then does what it says (CQ at
  *   least as large as asked, QP caps at least as asked, the state reached
  *   is the one asked), or fails with an errno from the set that call may
  *   return; at the end every object goes and `rdma res` is at the baseline.
@@ -64,7 +64,7 @@ static const int qp_errs[] = { EINVAL, ENOMEM, ENOSPC, EOPNOTSUPP, 0 };
 /* ENODATA: ib_core has no GID at that index; the others: address resolution. */
 static const int modify_errs[] = { EINVAL, EOPNOTSUPP, ENOMEM, ENOENT,
 				   ENODATA, EAGAIN, ETIMEDOUT, ENETUNREACH,
-				   EHOSTUNREACH, 0 };
+				   EHOSTUNREACH, EPERM, 0 };
 static const int mr_errs[] = { EINVAL, EFAULT, EPERM, ENOMEM, EACCES,
 			       EOPNOTSUPP, 0 };
 static const int post_errs[] = { EINVAL, ENOMEM, EOPNOTSUPP, 0 };
@@ -84,6 +84,7 @@ struct world {
 	int max_cqe;
 	int gid_index;			/* RoCE v2 GID of 198.18.0.1 */
 	union ibv_gid gid;
+	struct ibv_ah *ah;		/* to gid, for UD posts */
 	unsigned long calls, ok;
 };
 
@@ -206,8 +207,8 @@ static void op_create_qp(struct __test_metadata *_metadata, struct world *w)
 		return;
 	}
 	w->ok++;
-	CHECK(ia.qp_type == IBV_QPT_RC, "create_qp of type %d succeeded",
-	      ia.qp_type);
+	CHECK(ia.qp_type == IBV_QPT_RC || ia.qp_type == IBV_QPT_UD,
+	      "create_qp of type %d succeeded", ia.qp_type);
 	/* ibv_create_qp wrote back what was granted: at least the ask. */
 	CHECK(ia.cap.max_send_wr >= asked.max_send_wr &&
 	      ia.cap.max_recv_wr >= asked.max_recv_wr &&
@@ -243,7 +244,16 @@ static void op_modify_next(struct __test_metadata *_metadata, struct world *w,
 	int state = rc_qp_state(qp), mask, ret, flip = -1;
 	struct ibv_qp_attr a = {};
 
-	switch (state) {
+	if (qp->qp_type == IBV_QPT_UD && state <= IBV_QPS_RTR) {
+		/* A datagram QP's path: a Q_Key, then just the states. */
+		a.qp_state = state + 1;
+		a.port_num = 1;
+		a.qkey = (uint32_t)rnd() & 0x7fffffff;
+		a.sq_psn = 1;
+		mask = IBV_QP_STATE | (state == IBV_QPS_RESET ?
+			IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY : 0) |
+			(state == IBV_QPS_RTR ? IBV_QP_SQ_PSN : 0);
+	} else switch (state) {
 	case IBV_QPS_RESET:
 		a.qp_state = IBV_QPS_INIT;
 		a.port_num = 1;
@@ -493,6 +503,15 @@ static void op_post(struct __test_metadata *_metadata, struct world *w)
 			wr.wr.atomic.remote_addr = rnd();
 			wr.wr.atomic.rkey = any_key(w, true);
 		}
+		if (qp->qp_type == IBV_QPT_UD) {
+			struct ibv_qp *to = w->qp[rnd_below(NOBJ)];
+
+			/* The provider follows the AH pointer: a real one or none. */
+			wr.wr.ud.ah = rnd_below(4) ? w->ah : NULL;
+			wr.wr.ud.remote_qpn = to && rnd_below(2) ? to->qp_num :
+								   (uint32_t)rnd();
+			wr.wr.ud.remote_qkey = (uint32_t)rnd();
+		}
 		ret = ibv_post_send(qp, &wr, &bad);
 		if (ret)
 			CHECK(errno_in(ret, post_errs) && bad == &wr,
@@ -621,6 +640,11 @@ TEST_F_TIMEOUT(fz, random_arguments, 1800)
 	ASSERT_NE(MAP_FAILED, w.ro);
 	ASSERT_NE(MAP_FAILED, w.hole);
 	munmap(w.hole, 4096);
+	w.ah = ibv_create_ah(w.pd, &(struct ibv_ah_attr){
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = w.gid, .sgid_index = w.gid_index,
+			 .hop_limit = 64 } });
+	ASSERT_NE(NULL, w.ah);
 
 	for (long k = 0; k < calls && _metadata->passed; k++) {
 		unsigned long ok = w.ok;
@@ -650,6 +674,7 @@ TEST_F_TIMEOUT(fz, random_arguments, 1800)
 			EXPECT_EQ(0, ibv_dereg_mr(w.mr[i]));
 	}
 	EXPECT_EQ(0, ibv_destroy_comp_channel(w.ch));
+	EXPECT_EQ(0, ibv_destroy_ah(w.ah));
 	EXPECT_EQ(0, ibv_dealloc_pd(w.pd));
 	EXPECT_EQ(0, ibv_close_device(w.ctx));
 	res_snapshot(res);

@@ -41,7 +41,7 @@ const struct softhca_cqe *softhca_cqe_get_sw(const void *ring, uint32_t ci,
 static inline void softhca_wc_to_ibv(const struct softhca_wc *w,
 				     struct ibv_wc *wc)
 {
-	SOFTHCA_WC_COPY(wc, w, IBV_WC_WITH_IMM);
+	SOFTHCA_WC_COPY(wc, w, IBV_WC_WITH_IMM, IBV_WC_GRH);
 	wc->imm_data = w->imm;
 	wc->qp_num = w->qpn;
 }

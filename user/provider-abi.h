@@ -440,6 +440,19 @@ int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      struct ibv_modify_qp *cmd, size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
 
+/* CREATE_AH: fills ah->handle and ah->context; the driver's response
+ * follows resp's core part. ibv_create_ah() sets ah->pd on return. */
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
+		      struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
+/* ATTACH_MCAST / DETACH_MCAST of a UD QP (the LID is ignored on RoCE). */
+int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
+int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
+
 /*
  * Read <ibdev sysfs dir>/<fnfmt...> into buf (trailing newline removed).
  * Returns the length or -1.

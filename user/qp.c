@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * qp.c - RC queue pairs: create (the kernel sizes both queues and returns
- * the geometry; the provider maps it and keeps its software state: wrid[],
- * wqe_head[], counters), modify, query, destroy, and the context's QP table
- * that poll_cq uses to find a QP by the QPN of a CQE.
+ * qp.c - RC and UD queue pairs: create (the kernel sizes both queues and
+ * returns the geometry; the provider maps it and keeps its software state:
+ * wrid[], wqe_head[], counters), modify, query, destroy, and the context's
+ * QP table that poll_cq uses to find a QP by the QPN of a CQE. A UD QP's
+ * send queue is the builder's datagram transport (SOFTHCA_TP_UD): every WQE
+ * carries the datagram segment of its WR's address handle.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -197,6 +199,9 @@ static int qp_map(struct softhca_context *ctx, struct softhca_qp *qp,
 	qp->sq.fmt.max_wqebbs = r->sq_max_wqebbs;
 	qp->sq.fmt.max_inline = r->max_inline_data;
 	qp->sq.fmt.sign = qp->wqe_sig;
+	qp->sq.fmt.tp = qp->vqp.qp.qp_type == IBV_QPT_UD ? SOFTHCA_TP_UD :
+							  SOFTHCA_TP_RC;
+	qp->sq.fmt.pdn = to_spd(qp->vqp.qp.pd)->pdn;
 	qp->sq.wqebb_cnt = r->sq_wqebb_cnt;
 	qp->sq.max_post = r->sq_max_post;
 	qp->sq.max_gs = cap->max_send_sge;
@@ -221,18 +226,21 @@ static int qp_map(struct softhca_context *ctx, struct softhca_qp *qp,
 static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 				struct ibv_qp_init_attr_ex *attr)
 {
+	uint64_t ops = attr->qp_type == IBV_QPT_UD ? SOFTHCA_UD_SEND_OPS_FLAGS :
+						     SOFTHCA_SEND_OPS_FLAGS;
 	struct softhca_context *ctx = to_sctx(ibctx);
 	struct softhca_create_qp_resp_buf resp;
 	struct softhca_create_qp_cmd cmd;
 	struct softhca_qp *qp;
 	int ret;
 
-	if (attr->qp_type != IBV_QPT_RC || attr->srq ||
+	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) ||
+	    attr->srq ||
 	    (attr->comp_mask &
 	     ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
 	    !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-	     (attr->send_ops_flags & ~(uint64_t)SOFTHCA_SEND_OPS_FLAGS))) {
+	     (attr->send_ops_flags & ~ops))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

@@ -79,7 +79,11 @@ int softhca_sq_build_wqe(struct softhca_qp *qp, uint64_t wr_id,
 	return 0;
 }
 
-/* ibv_send_wr -> WR descriptor; EINVAL for opcodes softhca does not run. */
+/*
+ * ibv_send_wr -> WR descriptor; EINVAL for opcodes softhca does not run.
+ * wr.ud (datagram QPs), wr.atomic or wr.rdma: the union is read as the
+ * QP and the opcode say.
+ */
 static int wr_to_desc(const struct softhca_qp *qp, const struct ibv_send_wr *wr,
 		      struct softhca_send_wr *d)
 {
@@ -95,7 +99,12 @@ static int wr_to_desc(const struct softhca_qp *qp, const struct ibv_send_wr *wr,
 	d->imm = wr->imm_data;
 	d->sg = (const struct softhca_sge *)wr->sg_list;
 	d->num_sge = (uint32_t)wr->num_sge;
-	if (op->segs & SOFTHCA_SEG_ATOMIC) {
+	/* The builder refuses a datagram WR without an AH or of another PD. */
+	if (qp->sq.fmt.tp == SOFTHCA_TP_UD) {
+		d->av = wr->wr.ud.ah ? &to_sah(wr->wr.ud.ah)->av : NULL;
+		d->remote_qpn = wr->wr.ud.remote_qpn;
+		d->remote_qkey = wr->wr.ud.remote_qkey;
+	} else if (op->segs & SOFTHCA_SEG_ATOMIC) {
 		/* compare_add is CS's compare and FA's addend. */
 		d->remote_addr = wr->wr.atomic.remote_addr;
 		d->rkey = wr->wr.atomic.rkey;

@@ -5,7 +5,8 @@
  * Files: softhca.c (registration, device, context), query.c (device and
  * port queries), pd.c, mr.c, cq.c (create/destroy), arm.c (req_notify_cq,
  * cq_event), poll.c (poll_cq, CQ cleaning), qp.c (create, modify, query,
- * destroy, the QP table), send.c (post_send and the doorbell; send.h its
+ * destroy, the QP table), ah.c (address handles, multicast attach), send.c
+ * (post_send and the doorbell; send.h its
  * stages), wr.c (the extended post-send API), recv.c (post_recv), engine.c
  * (the wake-up call). mmio.h holds the barriers and doorbell stores,
  * provider-abi.h the libibverbs private interface; cqe.c and ring.h are
@@ -152,6 +153,15 @@ struct softhca_pd {
 	uint32_t pdn;
 };
 
+/*
+ * An address handle: the AV every datagram WR using it copies into its
+ * datagram segment (with the WR's remote QPN and Q_Key), and its PD.
+ */
+struct softhca_ah {
+	struct ibv_ah ibv_ah;
+	struct softhca_av av;
+};
+
 /* A QP's or CQ's doorbell slot in the context's doorbell area. */
 struct softhca_db_hint {
 	uint8_t *slot;
@@ -232,6 +242,11 @@ static inline struct softhca_context *to_sctx(struct ibv_context *ibctx)
 static inline struct softhca_pd *to_spd(struct ibv_pd *ibpd)
 {
 	return softhca_container_of(ibpd, struct softhca_pd, ibv_pd);
+}
+
+static inline struct softhca_ah *to_sah(struct ibv_ah *ibah)
+{
+	return softhca_container_of(ibah, struct softhca_ah, ibv_ah);
 }
 
 static inline struct softhca_cq *to_scq(struct ibv_cq *ibcq)
@@ -360,12 +375,23 @@ int softhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int softhca_destroy_qp(struct ibv_qp *ibqp);
 void softhca_qp_table_free(struct softhca_context *ctx);
 
-/* wr.c: IBV_QP_INIT_ATTR_SEND_OPS_FLAGS. */
+/* ah.c */
+struct ibv_ah *softhca_create_ah(struct ibv_pd *ibpd,
+				 struct ibv_ah_attr *attr);
+int softhca_destroy_ah(struct ibv_ah *ibah);
+int softhca_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+			 uint16_t lid);
+int softhca_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+			 uint16_t lid);
+
+/* wr.c: IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, of RC and of UD QPs. */
 #define SOFTHCA_SEND_OPS_FLAGS						\
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
 	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |		\
 	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
 	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+#define SOFTHCA_UD_SEND_OPS_FLAGS					\
+	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 int softhca_wr_api_init(struct softhca_qp *qp);
 void softhca_wr_api_free(struct softhca_qp *qp);
 

@@ -8,7 +8,9 @@
  * The same stages as ibv_post_send (send.h): wr_start takes the SQ lock;
  * each operation checks the room in the SQ and records what the WR asks
  * for, and its data setter (or the next operation, or wr_complete, for a WR
- * without data) builds the WQE; wr_complete rings the doorbell once for the
+ * without data) builds the WQE; on a UD QP the WQE is built once it has
+ * both its data and its address (ibv_wr_set_ud_addr, in either order, as
+ * mlx5); wr_complete rings the doorbell once for the
  * batch and makes the wake-up check. The first error is kept, later calls
  * are ignored, and wr_complete then returns it with every WQE of the batch
  * dropped (cur_post goes back to where wr_start found it), as mlx5 does;
@@ -27,6 +29,8 @@ struct softhca_wr_batch {
 	uint32_t last_idx, last_bbs;	/* the last WQE built */
 	bool last_inl;
 	bool pending;			/* desc waits for its data */
+	bool data_set;			/* ... which it has */
+	bool addr_set;			/* a UD QP's WR has its address */
 	uint64_t wr_id;			/* of the pending WR */
 	struct softhca_send_wr desc;
 	struct softhca_sge sge;		/* one SGE or the inline buffer */
@@ -83,7 +87,23 @@ static struct softhca_send_wr *op_begin(struct ibv_qp_ex *qpx, uint8_t opcode)
 	b->desc.op = &softhca_opcodes[opcode];
 	b->desc.fm_ce_se = softhca_fm_ce_se(qpx->wr_flags, qp->sig_all);
 	b->pending = true;
+	b->data_set = false;
+	b->addr_set = false;
 	return &b->desc;
+}
+
+/* A setter ran: build the WR once it has all it needs. */
+static void setter_done(struct softhca_qp *qp, bool data)
+{
+	struct softhca_wr_batch *b = qp->wr;
+
+	if (data)
+		b->data_set = true;
+	else
+		b->addr_set = true;
+	if (b->data_set &&
+	    (b->addr_set || qp->sq.fmt.tp != SOFTHCA_TP_UD))
+		batch_build(qp);
 }
 
 static void wr_send(struct ibv_qp_ex *qpx)
@@ -174,7 +194,7 @@ static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 				       .lkey = lkey };
 	b->desc.sg = &b->sge;
 	b->desc.num_sge = 1;
-	batch_build(qp);
+	setter_done(qp, true);
 }
 
 static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
@@ -192,7 +212,7 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 	}
 	b->desc.sg = (const struct softhca_sge *)sg_list;
 	b->desc.num_sge = (uint32_t)num_sge;
-	batch_build(qp);
+	setter_done(qp, true);
 }
 
 /* Inline only carries the payloads the opcode table allows it for. */
@@ -214,12 +234,17 @@ static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
 		batch_fail(b, inline_ok(&b->desc) ? ENOMEM : EINVAL);
 		return;
 	}
+	/* Built later (a UD WR waits for its address): the bytes are ours. */
+	if (qp->sq.fmt.tp == SOFTHCA_TP_UD && !b->addr_set && length) {
+		memcpy(b->inl, addr, length);
+		addr = b->inl;
+	}
 	b->sge = (struct softhca_sge){ .addr = (uintptr_t)addr,
 				       .length = (uint32_t)length };
 	b->desc.sg = &b->sge;
 	b->desc.num_sge = 1;
 	b->desc.send_inline = true;
-	batch_build(qp);
+	setter_done(qp, true);
 }
 
 static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
@@ -251,7 +276,22 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 	b->desc.sg = &b->sge;
 	b->desc.num_sge = 1;
 	b->desc.send_inline = true;
-	batch_build(qp);
+	setter_done(qp, true);
+}
+
+/* A UD QP's WR: its destination (the builder checks the AH's PD). */
+static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
+			   uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct softhca_qp *qp = qpx_to_sqp(qpx);
+	struct softhca_wr_batch *b = setter_begin(qp);
+
+	if (!b)
+		return;
+	b->desc.av = ah ? &to_sah(ah)->av : NULL;
+	b->desc.remote_qpn = remote_qpn;
+	b->desc.remote_qkey = remote_qkey;
+	setter_done(qp, false);
 }
 
 static void wr_start(struct ibv_qp_ex *qpx)
@@ -323,6 +363,7 @@ int softhca_wr_api_init(struct softhca_qp *qp)
 	qpx->wr_set_sge_list = wr_set_sge_list;
 	qpx->wr_set_inline_data = wr_set_inline_data;
 	qpx->wr_set_inline_data_list = wr_set_inline_data_list;
+	qpx->wr_set_ud_addr = wr_set_ud_addr;
 	qpx->wr_start = wr_start;
 	qpx->wr_complete = wr_complete;
 	qpx->wr_abort = wr_abort;

@@ -205,6 +205,8 @@ int hca_cmd_query_hca_counters(struct hca *hca, const void *inbox,
 	struct hca_cmd_query_hca_counters_out *out = outbox;
 
 	out->value[HCA_HCNT_CQ_OVERRUNS] = atomic64_read(&hca->cq_overruns);
+	out->value[HCA_HCNT_RX_NO_QP_DROPS] =
+		atomic64_read(&hca->rx_no_qp_drops);
 	hca_engine_counters(hca, &out->value[HCA_HCNT_WAKEUP_CALLS],
 			     &out->value[HCA_HCNT_ENGINE_BACKOFFS]);
 	return 0;

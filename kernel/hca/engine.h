@@ -5,7 +5,8 @@
  * exec.c (which QP runs next: claims, the run list, retry timers, ERR
  * polling; the per-QP execution loop and flush), requester.c (copy,
  * validate and execute one send WQE), responder.c (the receiving QP's
- * side) and cqe.c (the CQE writer). See Documentation/engine.md.
+ * side), ud.c (the datagram transport's send and receive stages) and
+ * cqe.c (the CQE writer). See Documentation/engine.md.
  *
  * Locks, outermost first:
  *   thr->watch_lock (mutex, per thread)  the thread's watched areas; held
@@ -112,6 +113,8 @@ struct hca_path {
 	u8 timeout;
 	u8 retry_cnt;
 	u8 rnr_retry;
+	u32 qkey;			/* datagram QPs: its own Q_Key */
+	u32 path_mtu;			/* datagram QPs: the largest message */
 };
 
 /* ... and the responder of its own. */
@@ -120,6 +123,7 @@ struct hca_resp_attrs {
 	u32 access_flags;
 	u8 min_rnr_timer;
 	u8 max_dest_rd_atomic;		/* 0: no READ or atomic taken */
+	u32 qkey;			/* datagram QPs: what a datagram must carry */
 };
 
 /* Engine state of one QP (qp->eng). */
@@ -231,6 +235,82 @@ struct hca_exec_ctx {
 	u8 rwqe_buf[HCA_ENG_RWQE_MAX] __aligned(16);
 };
 
+/*
+ * A datagram between the send stage and the receive stage (ud.c), as the
+ * fabric carries it: what its packet's headers would say, and the payload,
+ * still in the sender's memory (its MKeys held) or in the WQE copy.
+ */
+struct hca_datagram {
+	struct hca_qp *src;		/* the sending QP: source QPN, loopback */
+	const struct softhca_opcode_info *op;	/* SEND or SEND_IMM */
+	u32 dqpn;
+	u32 qkey;			/* as sent: bit 31 was the QP's own */
+	u8 dgid[16];
+	u8 sgid[16];
+	u8 smac[6];
+	u8 dmac[6];
+	u16 vlan_id;
+	u8 vlan;			/* the source GID's netdev is a VLAN */
+	u8 sl;
+	u8 tclass;
+	u8 hop_limit;
+	u32 flow_label;
+	u16 udp_sport;
+	u8 solicited;
+	__be32 imm;			/* if op carries one */
+	const struct hca_sgl *payload;
+	u32 len;
+};
+
+/*
+ * The QP's attributes the requester (hca_path) and the responder
+ * (hca_resp_attrs) use, as of their last change: copies refreshed under
+ * qp->lock only when qp->attrs_gen moved (its release pairs with the
+ * acquire here). hca_path under exec_lock, hca_resp_attrs under resp_lock.
+ */
+static __always_inline const struct hca_path *hca_path_get(struct hca_qp *qp)
+{
+	struct hca_engine_qp *e = qp->eng;
+	struct hca_path *p = &e->path;
+	unsigned long flags;
+
+	/* Pairs with the release of attrs_gen in qp_ctx.c. */
+	if (likely(smp_load_acquire(&qp->attrs_gen) == e->path_gen))
+		return p;
+	spin_lock_irqsave(&qp->lock, flags);
+	memcpy(p->dgid, qp->attrs.dgid, sizeof(p->dgid));
+	p->dest_qpn = qp->attrs.dest_qpn;
+	p->timeout = qp->attrs.timeout;
+	p->retry_cnt = qp->attrs.retry_cnt;
+	p->rnr_retry = qp->attrs.rnr_retry;
+	p->qkey = qp->attrs.qkey;
+	p->path_mtu = qp->attrs.path_mtu;
+	e->path_gen = qp->attrs_gen;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return p;
+}
+
+static __always_inline const struct hca_resp_attrs *
+hca_resp_attrs_get(struct hca_qp *qp)
+{
+	struct hca_engine_qp *e = qp->eng;
+	struct hca_resp_attrs *a = &e->resp;
+	unsigned long flags;
+
+	/* Pairs with the release of attrs_gen in qp_ctx.c. */
+	if (likely(smp_load_acquire(&qp->attrs_gen) == e->resp_gen))
+		return a;
+	spin_lock_irqsave(&qp->lock, flags);
+	a->dest_qpn = qp->attrs.dest_qpn;
+	a->access_flags = qp->attrs.access_flags;
+	a->min_rnr_timer = qp->attrs.min_rnr_timer;
+	a->max_dest_rd_atomic = qp->attrs.max_dest_rd_atomic;
+	a->qkey = qp->attrs.qkey;
+	e->resp_gen = qp->attrs_gen;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return a;
+}
+
 /* engine.c */
 void hca_engine_thread_wake(struct hca_engine_thread *thr);
 void hca_engine_thread_poke(struct hca_engine_thread *thr);
@@ -239,6 +319,7 @@ void hca_ctx_put(struct hca_engine_dev *eh, struct hca_exec_ctx *ctx);
 
 /* exec.c */
 bool hca_qp_set_err(struct hca_qp *qp);
+bool hca_qp_set_sq_err(struct hca_qp *qp);
 void hca_qp_fatal(struct hca_qp *qp);
 void hca_engine_defer(struct hca_exec_ctx *ctx, struct hca_qp *qp);
 void hca_qp_run_later(struct hca_qp *qp);
@@ -266,6 +347,11 @@ enum hca_step {
 enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			    u16 posted, s64 now);
 void hca_sq_flush(struct hca_qp *qp, u16 posted, unsigned int budget);
+/* For the datagram send stage (ud.c): the steps RC and UD share. */
+int hca_wqe_parse_payload(struct hca_qp *qp, struct hca_wqe *w,
+			  const u8 *buf, u32 seg);
+void hca_sq_complete(struct hca_qp *qp, const struct hca_wqe *w);
+void hca_sq_fail(struct hca_qp *qp, const struct hca_wqe *w, u8 syndrome);
 void hca_wait_clear(struct hca_qp *qp);
 void hca_sq_drained_check(struct hca_qp *qp);
 
@@ -315,6 +401,32 @@ void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,
 		      struct hca_qp *resp, struct hca_answer *ans);
 bool hca_rq_flush(struct hca_qp *qp, unsigned int budget);
 u16 hca_rq_posted(struct hca_qp *qp);
+/*
+ * For the datagram receive stage (ud.c), under the QP's resp_lock: is its
+ * RQ empty; the RQ WQE at rq_ci into @sgl (-EINVAL: malformed); @len bytes
+ * of @src into the acquired @dst from its byte @doff on; a responder CQE
+ * written and the RQ WQE consumed; the RQ WQE failed with @syndrome.
+ */
+bool hca_rq_is_empty(struct hca_qp *qp);
+int hca_rq_fetch(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+		 struct hca_sgl *sgl);
+void hca_sgl_copy_at(struct hca_exec_ctx *ctx, struct hca_sgl *dst, u64 doff,
+		     const struct hca_sgl *src, u64 len);
+void hca_resp_cqe_put(struct hca_exec_ctx *ctx, struct hca_qp *resp,
+		      const struct softhca_cqe *cqe);
+void hca_resp_cqe_err(struct hca_exec_ctx *ctx, struct hca_qp *resp,
+		      u8 syndrome);
+
+/* ud.c: the datagram transport */
+enum hca_step hca_ud_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+			  int err);
+void hca_ud_receive(struct hca_exec_ctx *ctx, const struct hca_datagram *dg,
+		    struct hca_qp *qp);
+
+/* fabric.c: a datagram across the local fabric, to each QP it reaches */
+void hca_fabric_send_datagram(struct hca_exec_ctx *ctx,
+			      const struct hca_datagram *dg,
+			      struct hca_route *rt);
 
 /* cqe.c */
 void hca_cqe_init_req(struct softhca_cqe *cqe, struct hca_qp *qp,

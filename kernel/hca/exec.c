@@ -49,6 +49,9 @@ static bool hca_qp_has_work(struct hca_qp *qp)
 			return ktime_get_ns() >= until;
 		/* SQD: a WQE not started yet is not started. */
 		return state == HCA_QPS_RTS;
+	case HCA_QPS_SQE:
+		/* A datagram QP's SQ flushes; its RQ goes on receiving. */
+		return hca_sq_posted(qp) != READ_ONCE(qp->sq_ci);
 	case HCA_QPS_ERR:
 		return hca_sq_posted(qp) != READ_ONCE(qp->sq_ci) ||
 		       (qp->rq_wqe_cnt &&
@@ -133,6 +136,36 @@ bool hca_qp_set_err(struct hca_qp *qp)
 }
 
 /*
+ * A send queue error (the WQE's error CQE is written): the QP goes to its
+ * type's error state, ERR, or SQE for a datagram QP, whose receive queue
+ * goes on (IBA 10.3.1) while its send queue is flushed. Returns whether
+ * this call moved it.
+ */
+bool hca_qp_set_sq_err(struct hca_qp *qp)
+{
+	enum hca_qp_state old;
+	unsigned long flags;
+	bool moved = false;
+
+	if (qp->type->sq_err_state == HCA_QPS_ERR)
+		return hca_qp_set_err(qp);
+	spin_lock_irqsave(&qp->lock, flags);
+	old = qp->state;
+	if (old == HCA_QPS_RTS || old == HCA_QPS_SQD) {
+		qp->state = HCA_QPS_SQE;
+		moved = true;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (moved) {
+		hca_dbg_qp(qp, "%s -> SQE (%ps)\n", hca_qp_state_name(old),
+			   __builtin_return_address(0));
+		/* The WQEs behind the failed one are flushed next. */
+		hca_qp_run_later(qp);
+	}
+	return moved;
+}
+
+/*
  * An error no CQE can report (its CQ overran): the QP goes to ERR and the
  * owner learns it from the affiliated async event IBV_EVENT_QP_FATAL.
  */
@@ -192,8 +225,9 @@ static bool hca_qp_exec(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		enum hca_qp_state state = READ_ONCE(qp->state);
 		u16 posted = hca_sq_posted(qp);
 
-		if (state == HCA_QPS_ERR) {
-			*flush = true;
+		if (state == HCA_QPS_ERR || state == HCA_QPS_SQE) {
+			/* ERR flushes both queues, SQE the send queue. */
+			*flush = state == HCA_QPS_ERR;
 			if (posted != qp->sq_ci) {
 				hca_sq_flush(qp, posted, HCA_FLUSH_BUDGET);
 				progress = true;

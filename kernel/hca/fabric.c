@@ -8,13 +8,22 @@
  * a list of instances: writers (instance power on/off) serialise on a
  * mutex, the engine walks it under RCU; each table is read under its
  * spinlock, so both work in atomic context.
+ *
+ * Multicast: the fabric keeps the groups (ATTACH_TO_MCG / DETACH_FROM_MCG
+ * of any instance) as a switch keeps its forwarding table: a datagram to a
+ * group's GID, from any instance, reaches every QP attached to it on every
+ * instance, under a read lock that attaching, detaching and DESTROY_QP take
+ * for writing (so a member is alive while a datagram is handed to it).
  */
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rculist.h>
+#include <linux/rwsem.h>
+#include <linux/slab.h>
 #include <linux/string.h>
+#include <net/ipv6.h>
 
-#include "model.h"
+#include "engine.h"
 
 static LIST_HEAD(hca_fabric);
 static DEFINE_MUTEX(hca_fabric_lock);
@@ -56,7 +65,8 @@ int hca_cmd_set_roce_address(struct hca *hca, const void *inbox, void *outbox)
 	unsigned long flags;
 	u32 end;
 
-	if (in->index >= hca->caps->gid_tbl_len || e->valid > 1)
+	if (in->index >= hca->caps->gid_tbl_len || e->valid > 1 ||
+	    e->vlan_valid > 1 || e->vlan_id >= 4096)
 		return -EINVAL;
 	/* RoCE v2 only: the port claims ROCE_UDP_ENCAP alone. */
 	if (e->valid && e->roce_version != 2)
@@ -94,6 +104,22 @@ static bool hca_owns_gid(struct hca *hca, const u8 gid[16])
 	return found;
 }
 
+bool hca_fabric_gid(struct hca *hca, u32 index, struct hca_gid_entry *out)
+{
+	unsigned long flags;
+	bool valid = false;
+
+	if (index >= hca->caps->gid_tbl_len)
+		return false;
+	spin_lock_irqsave(&hca->gid_lock, flags);
+	if (hca->gids[index].valid) {
+		*out = hca->gids[index];
+		valid = true;
+	}
+	spin_unlock_irqrestore(&hca->gid_lock, flags);
+	return valid;
+}
+
 struct hca_qp *hca_fabric_find_qp(const u8 dgid[16], u32 dqpn)
 {
 	struct hca_qp *qp = NULL;
@@ -124,4 +150,248 @@ struct hca_qp *hca_fabric_route_miss(struct hca_route *rt,
 	rt->dqpn = dqpn;
 	memcpy(rt->dgid, dgid, sizeof(rt->dgid));
 	return qp;
+}
+
+void hca_fabric_no_qp(const u8 dgid[16])
+{
+	struct hca *hca;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(hca, &hca_fabric, fabric_node) {
+		if (hca_owns_gid(hca, dgid)) {
+			atomic64_inc(&hca->rx_no_qp_drops);
+			break;
+		}
+	}
+	rcu_read_unlock();
+}
+
+/* ---- multicast ------------------------------------------------------------ */
+
+/* A multicast group of the local fabric and the QPs attached to it. */
+struct hca_mcg {
+	struct list_head node;		/* on hca_mcgs */
+	u8 gid[16];
+	struct list_head members;	/* struct hca_mcg_member */
+};
+
+struct hca_mcg_member {
+	struct list_head node;
+	struct hca_qp *qp;		/* no reference: DESTROY_QP detaches */
+};
+
+static DECLARE_RWSEM(hca_mcast_lock);
+static LIST_HEAD(hca_mcgs);
+
+static bool hca_gid_is_mcast(const u8 gid[16])
+{
+	const struct in6_addr *a = (const struct in6_addr *)gid;
+
+	/* As ib_core's rdma_is_multicast_addr(): IPv6, or IPv4 mapped. */
+	if (ipv6_addr_v4mapped(a))
+		return ipv4_is_multicast(a->s6_addr32[3]);
+	return ipv6_addr_is_multicast(a);
+}
+
+/* The group of @gid, or NULL; under hca_mcast_lock. */
+static struct hca_mcg *hca_mcg_find(const u8 gid[16])
+{
+	struct hca_mcg *g;
+
+	list_for_each_entry(g, &hca_mcgs, node)
+		if (!memcmp(g->gid, gid, sizeof(g->gid)))
+			return g;
+	return NULL;
+}
+
+/* @qp's membership of @g, and how many of @hca's QPs are in @g. */
+static struct hca_mcg_member *hca_mcg_member(struct hca_mcg *g,
+					     struct hca_qp *qp, u32 *of_hca)
+{
+	struct hca_mcg_member *m, *found = NULL;
+
+	*of_hca = 0;
+	list_for_each_entry(m, &g->members, node) {
+		if (m->qp == qp)
+			found = m;
+		*of_hca += m->qp->hca == qp->hca;
+	}
+	return found;
+}
+
+/* @m leaves its group (freed, and the group with its last member). */
+static void hca_mcg_leave(struct hca_mcg *g, struct hca_mcg_member *m,
+			  u32 of_hca)
+{
+	struct hca *hca = m->qp->hca;
+
+	list_del(&m->node);
+	m->qp->mcast_attached--;
+	hca->mcast_attached--;
+	if (of_hca == 1)
+		hca->mcast_groups--;
+	kfree(m);
+	if (list_empty(&g->members)) {
+		list_del(&g->node);
+		kfree(g);
+	}
+}
+
+/* The datagram QP @qpn of @hca, referenced, and @gid a multicast GID. */
+static struct hca_qp *hca_mcg_qp(struct hca *hca,
+				 const struct hca_cmd_mcg_in *in)
+{
+	struct hca_qp *qp;
+
+	if (!hca_gid_is_mcast(in->gid))
+		return NULL;
+	qp = hca_qp_get(hca, in->qpn);
+	if (qp && qp->type->tp != SOFTHCA_TP_UD) {
+		hca_qp_put(qp);
+		qp = NULL;
+	}
+	return qp;
+}
+
+static int hca_mcg_attach(struct hca *hca, struct hca_qp *qp,
+			  const u8 gid[16], struct hca_mcg_member *m,
+			  struct hca_mcg **newg)
+{
+	const struct hca_caps *caps = hca->caps;
+	struct hca_mcg *g = hca_mcg_find(gid);
+	u32 of_hca = 0;
+
+	/* Not if DESTROY_QP erased it: its detach may have run already. */
+	if (xa_load(&hca->qps, qp->qpn) != qp)
+		return -EINVAL;
+	if (g && hca_mcg_member(g, qp, &of_hca))
+		return -EEXIST;
+	if (hca->mcast_attached >= caps->max_total_mcast_qp_attach ||
+	    of_hca >= caps->max_mcast_qp_attach ||
+	    (!of_hca && hca->mcast_groups >= caps->max_mcast_grp))
+		return -ENOSPC;
+	if (!g) {
+		g = *newg;
+		*newg = NULL;
+		memcpy(g->gid, gid, sizeof(g->gid));
+		INIT_LIST_HEAD(&g->members);
+		list_add_tail(&g->node, &hca_mcgs);
+	}
+	m->qp = qp;
+	list_add_tail(&m->node, &g->members);
+	qp->mcast_attached++;
+	hca->mcast_attached++;
+	if (!of_hca)
+		hca->mcast_groups++;
+	return 0;
+}
+
+int hca_cmd_attach_to_mcg(struct hca *hca, const void *inbox, void *outbox)
+{
+	const struct hca_cmd_mcg_in *in = inbox;
+	struct hca_mcg_member *m;
+	struct hca_mcg *g;
+	struct hca_qp *qp;
+	int err = -ENOMEM;
+
+	qp = hca_mcg_qp(hca, in);
+	if (!qp)
+		return -EINVAL;
+	/* Allocated first: the lock is one the engine reads under. */
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	if (m && g) {
+		down_write(&hca_mcast_lock);
+		err = hca_mcg_attach(hca, qp, in->gid, m, &g);
+		up_write(&hca_mcast_lock);
+		if (!err)
+			m = NULL;
+	}
+	kfree(g);
+	kfree(m);
+	hca_dbg_qp(qp, "attach to %pI6: %d\n", in->gid, err);
+	hca_qp_put(qp);
+	return err;
+}
+
+int hca_cmd_detach_from_mcg(struct hca *hca, const void *inbox, void *outbox)
+{
+	const struct hca_cmd_mcg_in *in = inbox;
+	struct hca_mcg_member *m = NULL;
+	struct hca_mcg *g;
+	struct hca_qp *qp;
+	u32 of_hca;
+
+	qp = hca_mcg_qp(hca, in);
+	if (!qp)
+		return -EINVAL;
+	down_write(&hca_mcast_lock);
+	g = hca_mcg_find(in->gid);
+	if (g)
+		m = hca_mcg_member(g, qp, &of_hca);
+	if (m)
+		hca_mcg_leave(g, m, of_hca);
+	up_write(&hca_mcast_lock);
+	hca_qp_put(qp);
+	return m ? 0 : -ENOENT;
+}
+
+void hca_fabric_mcast_detach_all(struct hca_qp *qp)
+{
+	struct hca_mcg *g, *gn;
+
+	if (qp->type->tp != SOFTHCA_TP_UD)
+		return;
+	down_write(&hca_mcast_lock);
+	list_for_each_entry_safe(g, gn, &hca_mcgs, node) {
+		struct hca_mcg_member *m;
+		u32 of_hca;
+
+		m = hca_mcg_member(g, qp, &of_hca);
+		if (m)
+			hca_mcg_leave(g, m, of_hca);
+	}
+	up_write(&hca_mcast_lock);
+}
+
+/*
+ * To every member of the group @dg is addressed to, on any instance; the
+ * sender's own QP too unless it blocks its multicast loopback.
+ */
+static void hca_fabric_mcast(struct hca_exec_ctx *ctx,
+			     const struct hca_datagram *dg)
+{
+	struct hca_mcg_member *m;
+	struct hca_mcg *g;
+
+	down_read(&hca_mcast_lock);
+	g = hca_mcg_find(dg->dgid);
+	if (g) {
+		list_for_each_entry(m, &g->members, node) {
+			if (m->qp == dg->src &&
+			    (dg->src->flags & HCA_QP_BLOCK_MCAST_LOOPBACK))
+				continue;
+			hca_ud_receive(ctx, dg, m->qp);
+		}
+	}
+	up_read(&hca_mcast_lock);
+}
+
+void hca_fabric_send_datagram(struct hca_exec_ctx *ctx,
+			      const struct hca_datagram *dg,
+			      struct hca_route *rt)
+{
+	struct hca_qp *qp;
+
+	if (hca_gid_is_mcast(dg->dgid)) {
+		hca_fabric_mcast(ctx, dg);
+		return;
+	}
+	qp = hca_fabric_route(rt, dg->dgid, dg->dqpn);
+	if (!qp) {
+		hca_fabric_no_qp(dg->dgid);
+		return;
+	}
+	hca_ud_receive(ctx, dg, qp);
+	hca_qp_put(qp);
 }

@@ -23,9 +23,9 @@
 #include "model.h"
 
 /*
- * The limits of model revision 1. They describe the RC data path the model
- * implements (local fabric: requester and responder on this host); no SRQ,
- * UD, MW or multicast.
+ * The limits of model revision 1. They describe the data path the model
+ * implements (local fabric: requester and responder on this host): RC,
+ * UD with multicast; no SRQ or MW.
  */
 static const struct hca_caps hca_caps_rev1 = {
 	.model_rev		= HCA_MODEL_REV,
@@ -66,10 +66,15 @@ static const struct hca_caps hca_caps_rev1 = {
 	.max_uar		= 8192,
 	.max_comp_eqs		= 64,
 	.max_q_counters		= 1024,
+	/* AVs live in the WQEs: address handles cost the HCA nothing. */
+	.max_ah			= S32_MAX,
+	.max_mcast_grp		= 8192,
+	.max_mcast_qp_attach	= 240,		/* a ConnectX's */
+	.max_total_mcast_qp_attach = 8192 * 240,
 	.max_mr_size		= 1ULL << 40,
 	.page_size_cap		= SZ_4K,
 	.flags			= HCA_CAP_RC | HCA_CAP_RNR_NAK_GEN |
-				  HCA_CAP_ATOMIC,
+				  HCA_CAP_ATOMIC | HCA_CAP_UD,
 };
 
 static void hca_free(struct hca *hca)
@@ -274,6 +279,10 @@ static const struct hca_cmd hca_cmds[] = {
 		0, sizeof(struct hca_cmd_alloc_uar_out)),
 	HCA_CMD(FREE_UAR, hca_cmd_free_uar,
 		sizeof(struct hca_cmd_free_uar_in), 0),
+	HCA_CMD(ATTACH_TO_MCG, hca_cmd_attach_to_mcg,
+		sizeof(struct hca_cmd_mcg_in), 0),
+	HCA_CMD(DETACH_FROM_MCG, hca_cmd_detach_from_mcg,
+		sizeof(struct hca_cmd_mcg_in), 0),
 	HCA_CMD(CREATE_MKEY, hca_cmd_create_mkey,
 		sizeof(struct hca_cmd_create_mkey_in),
 		sizeof(struct hca_cmd_create_mkey_out)),

@@ -31,6 +31,8 @@ enum hca_cmd_op {
 	HCA_CMD_DEALLOC_PD	= 0x801,
 	HCA_CMD_ALLOC_UAR	= 0x802,
 	HCA_CMD_FREE_UAR	= 0x803,
+	HCA_CMD_ATTACH_TO_MCG	= 0x806,
+	HCA_CMD_DETACH_FROM_MCG	= 0x807,
 	HCA_CMD_CREATE_MKEY	= 0x200,
 	HCA_CMD_QUERY_MKEY	= 0x201,
 	HCA_CMD_DESTROY_MKEY	= 0x202,
@@ -54,6 +56,7 @@ enum hca_cmd_op {
 #define HCA_CAP_RC		BIT_ULL(0)	/* RC transport service */
 #define HCA_CAP_RNR_NAK_GEN	BIT_ULL(1)	/* responder sends RNR NAK */
 #define HCA_CAP_ATOMIC		BIT_ULL(2)	/* CMP_SWP, FETCH_ADD (HCA-atomic) */
+#define HCA_CAP_UD		BIT_ULL(3)	/* UD transport, address vectors, multicast */
 
 /* QUERY_CAPS output: every limit of the HCA. No input. */
 struct hca_caps {
@@ -97,6 +100,10 @@ struct hca_caps {
 	u32 max_uar;
 	u32 max_comp_eqs;	/* completion event queues (vectors) */
 	u32 max_q_counters;	/* ALLOC_Q_COUNTER sets (set 0 aside) */
+	u32 max_ah;		/* address handles (AVs live in WQEs) */
+	u32 max_mcast_grp;	/* multicast groups one HCA attaches QPs to */
+	u32 max_mcast_qp_attach; /* QPs of one HCA in one group */
+	u32 max_total_mcast_qp_attach; /* attachments of one HCA */
 	u64 max_mr_size;
 	u64 page_size_cap;	/* bitmap of supported MKey page sizes */
 	u64 flags;		/* HCA_CAP_* */
@@ -147,7 +154,7 @@ static_assert(HCA_ACCESS_LOCAL_READ == SOFTHCA_ACCESS_LOCAL_READ);
 /*
  * The reserved lkey (mlx5's reserved lkey): local access to kernel virtual
  * addresses (the direct map: what ib_dma_map_*() returns without a DMA
- * device), in any PD, from QPs created with HCA_QP_RLKEY only, never as
+ * device), in any PD, from QPs created with HCA_QP_PRIVILEGED only, never as
  * an rkey. No MKey has this number (variant bytes are never 0).
  */
 #define HCA_RESERVED_LKEY		0
@@ -242,7 +249,21 @@ enum hca_qp_state {
 
 #define HCA_QP_SIGNATURE		BIT(0)	/* check WQE signatures */
 #define HCA_QP_SQ_SIG_ALL		BIT(1)	/* every WQE signaled */
-#define HCA_QP_RLKEY			BIT(2)	/* kernel QP: reserved lkey ok */
+/* A kernel QP: the reserved lkey, privileged Q_Keys (SOFTHCA_QKEY_PRIVILEGED). */
+#define HCA_QP_PRIVILEGED		BIT(2)
+/* Datagram QPs: its own multicast sends are not delivered to it. */
+#define HCA_QP_BLOCK_MCAST_LOOPBACK	BIT(3)
+
+/*
+ * QP service types (CREATE_QP .st, mlx5's QPC st numbers). What each one
+ * does (its transport, the attributes MODIFY_QP takes, where an error
+ * leaves it) is a row of the model's QP type table (qp_ctx.c).
+ */
+enum hca_qp_st {
+	HCA_QP_ST_RC = 0x0,
+	HCA_QP_ST_UD = 0x2,
+	HCA_QP_ST_CNT,
+};
 
 struct hca_cmd_create_qp_in {
 	u32 pdn;
@@ -260,7 +281,7 @@ struct hca_cmd_create_qp_in {
 	u32 max_inline_data;
 	struct softhca_qp_dbr *dbr;
 	u32 uar_index;			/* its doorbell area, or HCA_UAR_KERNEL */
-	u32 rsvd;
+	u32 st;				/* enum hca_qp_st */
 };
 
 struct hca_cmd_create_qp_out {
@@ -289,6 +310,7 @@ struct hca_cmd_destroy_qp_in {
 #define HCA_QP_ATTR_PORT		BIT(12)
 #define HCA_QP_ATTR_PKEY_INDEX		BIT(13)
 #define HCA_QP_ATTR_SQD_NOTIFY		BIT(14)	/* sqd_notify */
+#define HCA_QP_ATTR_QKEY		BIT(15)	/* datagram QPs */
 
 struct hca_qp_attrs {
 	u32 access_flags;		/* HCA_ACCESS_REMOTE_* */
@@ -310,12 +332,16 @@ struct hca_qp_attrs {
 	u8 max_dest_rd_atomic;
 	u16 pkey_index;
 	u8 sqd_notify;			/* SQD: SQ_DRAINED event when drained */
+	/* A datagram QP's Q_Key: privileged ones only for HCA_QP_PRIVILEGED. */
+	u32 qkey;
 };
 
 /*
  * The driver validated the transition (ib_modify_qp_is_ok) and every
  * attribute already. -EAGAIN if @cur_state is no longer the QP's state (the
  * engine moved it to ERR since the driver looked): query and decide again.
+ * -EINVAL for an attribute the QP's type does not have, -EPERM for a
+ * privileged Q_Key given to a QP that is not privileged.
  */
 struct hca_cmd_modify_qp_in {
 	u32 qpn;
@@ -363,11 +389,28 @@ struct hca_gid_entry {
 	u8 mac[6];
 	u8 roce_version;		/* 2 */
 	u8 valid;
+	u16 vlan_id;			/* with vlan_valid: the netdev's VLAN */
+	u8 vlan_valid;
+	u8 rsvd;
 };
 
 struct hca_cmd_set_roce_address_in {
 	u32 index;
 	struct hca_gid_entry entry;
+};
+
+/*
+ * ATTACH_TO_MCG / DETACH_FROM_MCG: datagram QP @qpn joins or leaves the
+ * multicast group @gid on the local fabric: a datagram sent to @gid from
+ * any HCA of this host reaches every QP attached to it (fabric.c).
+ * Attach: -EINVAL not a datagram QP or not a multicast GID, -EEXIST
+ * attached already, -ENOSPC beyond max_mcast_grp / max_mcast_qp_attach /
+ * max_total_mcast_qp_attach. Detach: -ENOENT not attached. DESTROY_QP
+ * detaches the QP from every group.
+ */
+struct hca_cmd_mcg_in {
+	u32 qpn;
+	u8 gid[16];
 };
 
 /* ==== Counters (kernel/hca/counters.c) ==================================== */
@@ -398,6 +441,10 @@ enum hca_q_counter {
 	HCA_QCNT_CQE_REM_OP_ERR,
 	HCA_QCNT_CQE_RETRY_EXC_ERR,
 	HCA_QCNT_CQE_RNR_RETRY_EXC_ERR,
+	/* Datagrams a receiving QP dropped (UD: no error, no RNR). */
+	HCA_QCNT_OUT_OF_BUFFER,		/* no receive WQE (mlx5's out_of_buffer) */
+	HCA_QCNT_RX_QKEY_DROPS,		/* a Q_Key that is not the QP's */
+	HCA_QCNT_RX_LEN_DROPS,		/* longer than the receive WQE */
 	HCA_QCNT_NUM
 };
 
@@ -406,6 +453,8 @@ enum hca_hca_counter {
 	HCA_HCNT_CQ_OVERRUNS,		/* CQs that overran (entered error) */
 	HCA_HCNT_WAKEUP_CALLS,		/* hca_wakeup_call()s */
 	HCA_HCNT_ENGINE_BACKOFFS,	/* engine back-offs since creation */
+	/* Datagrams to a QPN here that names no datagram QP (or none at all). */
+	HCA_HCNT_RX_NO_QP_DROPS,
 	HCA_HCNT_NUM
 };
 

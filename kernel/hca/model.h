@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * softhca HCA model internals: the objects "firmware" keeps (MKeys, CQ and
- * QP contexts, the GID table) and the seams between the command side
- * (mkey.c, cq_ctx.c, qp_ctx.c, fabric.c) and the engine (engine.c, requester.c,
- * responder.c, cqe.c). Nothing outside kernel/hca/ includes this file.
+ * QP contexts, the GID table, multicast groups) and the seams between the
+ * command side (mkey.c, cq_ctx.c, qp_ctx.c, fabric.c) and the engine
+ * (engine.c, requester.c, responder.c, ud.c, cqe.c). Nothing outside
+ * kernel/hca/ includes this file.
  *
  * Ownership of fields: "cmd:" fields are written only by firmware commands
  * (under the object's lock where noted), "eng:" fields only by the engine.
@@ -94,6 +95,10 @@ struct hca {
 	struct hca_qcnt_set qcnt_default;	/* set 0 */
 	/* eng: HCA-wide counts (one per CQ's life: no hot path) */
 	atomic64_t cq_overruns;
+	atomic64_t rx_no_qp_drops;	/* datagrams no QP here took */
+	/* cmd: multicast attachments of this HCA's QPs (fabric.c's lock) */
+	u32 mcast_groups;		/* groups with a QP of this HCA */
+	u32 mcast_attached;		/* attachments of its QPs */
 	/* eng: engine state of this HCA, see engine.c */
 	struct hca_engine_dev *eng;	/* EQs, port state (eq_ctx.c) */
 	struct hca_eq_dev *eqh;
@@ -224,7 +229,7 @@ struct hca_mkey {
 
 /*
  * A QP's pdn as the engine passes it to hca_mkey_get(): the PD number,
- * with HCA_PDN_RLKEY for a kernel QP (HCA_QP_RLKEY), which may use
+ * with HCA_PDN_RLKEY for a kernel QP (HCA_QP_PRIVILEGED), which may use
  * HCA_RESERVED_LKEY for local access (PD numbers stay below this bit).
  */
 #define HCA_PDN_RLKEY		BIT(31)
@@ -375,10 +380,25 @@ enum hca_cq_arm hca_cq_arm_state(struct hca_cq *cq);
 
 /* ---- QPs (qp_ctx.c: contexts and state; engine: execution) ---------------- */
 
+/*
+ * What one QP service type is: a row of qp_ctx.c's hca_qp_types[], by
+ * enum hca_qp_st. The transport its send queue runs (SOFTHCA_TP_*: which
+ * opcodes it posts, by the opcode table, and which engine stage executes
+ * them: requester.c for RC, ud.c for datagrams), the attributes MODIFY_QP
+ * may set, and the state a send queue error leaves it in.
+ */
+struct hca_qp_type {
+	const char *name;
+	u8 tp;				/* SOFTHCA_TP_* */
+	u8 sq_err_state;		/* ERR, or SQE: the RQ goes on (UD) */
+	u32 attrs;			/* HCA_QP_ATTR_* it has */
+};
+
 struct hca_qp {
 	u32 qpn;
 	u32 pdn;
 	struct hca *hca;
+	const struct hca_qp_type *type;	/* cmd: fixed at CREATE_QP */
 	struct hca_cq *send_cq;	/* references held */
 	struct hca_cq *recv_cq;
 	/* cmd: queue memory, fixed at CREATE_QP */
@@ -396,6 +416,7 @@ struct hca_qp {
 	refcount_t users;
 	struct completion free;
 	struct rcu_head rcu;
+	u32 mcast_attached;		/* cmd: groups it is in (fabric.c's lock) */
 	/* cmd: the Q counter set it counts in, under hca->qcnt_lock */
 	struct hca_qcnt_set *qcnt;
 	struct list_head qcnt_node;
@@ -566,6 +587,19 @@ static inline struct hca_qp *hca_fabric_route(struct hca_route *rt,
 
 /* Something a route depends on changed (a GID, an instance, a QP gone). */
 void hca_fabric_changed(void);
+
+/*
+ * Entry @index of @hca's RoCE address table into @out; false if it is not
+ * valid. Any context.
+ */
+bool hca_fabric_gid(struct hca *hca, u32 index, struct hca_gid_entry *out);
+/* A datagram to @dgid / @dqpn found no QP: counted by the HCA owning @dgid. */
+void hca_fabric_no_qp(const u8 dgid[16]);
+
+/* ATTACH_TO_MCG, DETACH_FROM_MCG; DESTROY_QP detaches from every group. */
+int hca_cmd_attach_to_mcg(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_detach_from_mcg(struct hca *hca, const void *inbox, void *outbox);
+void hca_fabric_mcast_detach_all(struct hca_qp *qp);
 
 /* ==== Event queues (eq_ctx.c) ============================================= */
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * softhca HCA model: QP contexts (CREATE_QP, DESTROY_QP, MODIFY_QP,
- * QUERY_QP), QP numbers and the application of state changes. Execution is
- * the engine's (engine.c); this file tells it about every state change.
+ * QUERY_QP), QP numbers, the QP type table and the application of state
+ * changes. Execution is the engine's (engine.c); this file tells it about
+ * every state change.
  *
  * QPNs are 24 bits, handed out cyclically from 2 (0 and 1 are the special
  * QPs of InfiniBand), at most caps->max_qp at a time. Lookups are RCU plus
@@ -16,9 +17,43 @@
 
 #define HCA_QPN_MIN		2
 #define HCA_QP_FLAGS_ALL	(HCA_QP_SIGNATURE | HCA_QP_SQ_SIG_ALL | \
-				 HCA_QP_RLKEY)
-/* Every HCA_QP_ATTR_* bit: PKEY_INDEX is the highest. */
-#define HCA_QP_ATTR_ALL	((HCA_QP_ATTR_SQD_NOTIFY << 1) - 1)
+				 HCA_QP_PRIVILEGED | HCA_QP_BLOCK_MCAST_LOOPBACK)
+/* Every HCA_QP_ATTR_* bit: QKEY is the highest. */
+#define HCA_QP_ATTR_ALL	((HCA_QP_ATTR_QKEY << 1) - 1)
+
+/* What every QP type has: its port, P_Key, state notification. */
+#define HCA_QP_ATTR_COMMON	(HCA_QP_ATTR_PORT | HCA_QP_ATTR_PKEY_INDEX | \
+				 HCA_QP_ATTR_SQD_NOTIFY | HCA_QP_ATTR_SQ_PSN)
+
+/*
+ * The QP types (model.h): a connected QP has a path, a peer and the
+ * reliability attributes; a datagram QP a Q_Key and the path MTU of its
+ * port, which the driver gives it.
+ */
+static const struct hca_qp_type hca_qp_types[HCA_QP_ST_CNT] = {
+	[HCA_QP_ST_RC] = {
+		.name = "RC", .tp = SOFTHCA_TP_RC, .sq_err_state = HCA_QPS_ERR,
+		.attrs = HCA_QP_ATTR_COMMON | HCA_QP_ATTR_ACCESS |
+			 HCA_QP_ATTR_PATH | HCA_QP_ATTR_PATH_MTU |
+			 HCA_QP_ATTR_DEST_QPN | HCA_QP_ATTR_RQ_PSN |
+			 HCA_QP_ATTR_MIN_RNR_TIMER | HCA_QP_ATTR_RNR_RETRY |
+			 HCA_QP_ATTR_RETRY_CNT | HCA_QP_ATTR_TIMEOUT |
+			 HCA_QP_ATTR_MAX_RD_ATOMIC |
+			 HCA_QP_ATTR_MAX_DEST_RD_ATOMIC,
+	},
+	[HCA_QP_ST_UD] = {
+		.name = "UD", .tp = SOFTHCA_TP_UD, .sq_err_state = HCA_QPS_SQE,
+		.attrs = HCA_QP_ATTR_COMMON | HCA_QP_ATTR_QKEY |
+			 HCA_QP_ATTR_PATH_MTU,
+	},
+};
+
+/* The row of @st, or NULL. */
+static const struct hca_qp_type *hca_qp_type_of(u32 st)
+{
+	return st < HCA_QP_ST_CNT && hca_qp_types[st].name ?
+	       &hca_qp_types[st] : NULL;
+}
 
 static bool hca_qp_in_valid(struct hca *hca,
 			     const struct hca_cmd_create_qp_in *in)
@@ -27,7 +62,12 @@ static bool hca_qp_in_valid(struct hca *hca,
 	u32 max_stride = roundup_pow_of_two(SOFTHCA_DS_SIZE *
 					    (caps->max_recv_sge + 1));
 
-	if (!hca_pd_valid(hca, in->pdn) || (in->flags & ~HCA_QP_FLAGS_ALL))
+	if (!hca_pd_valid(hca, in->pdn) || (in->flags & ~HCA_QP_FLAGS_ALL) ||
+	    !hca_qp_type_of(in->st))
+		return false;
+	/* Only a datagram QP receives multicast, its own included. */
+	if ((in->flags & HCA_QP_BLOCK_MCAST_LOOPBACK) &&
+	    hca_qp_type_of(in->st)->tp != SOFTHCA_TP_UD)
 		return false;
 	if (!in->sq_buf || !in->dbr || !is_power_of_2(in->sq_wqebb_cnt) ||
 	    in->sq_wqebb_cnt > caps->max_sq_wqebbs)
@@ -70,9 +110,10 @@ int hca_cmd_create_qp(struct hca *hca, const void *inbox, void *outbox)
 		goto err_count;
 	}
 	qp->hca = hca;
+	qp->type = hca_qp_type_of(in->st);
 	/* The PD number the engine checks keys against (model.h). */
 	qp->pdn = in->pdn |
-		  (in->flags & HCA_QP_RLKEY ? HCA_PDN_RLKEY : 0);
+		  (in->flags & HCA_QP_PRIVILEGED ? HCA_PDN_RLKEY : 0);
 	qp->sq_buf = in->sq_buf;
 	qp->sq_wqebb_cnt = in->sq_wqebb_cnt;
 	qp->rq_buf = in->rq_wqe_cnt ? in->rq_buf : NULL;
@@ -195,6 +236,11 @@ int hca_cmd_destroy_qp(struct hca *hca, const void *inbox, void *outbox)
 	}
 	__xa_erase(&hca->qps, in->qpn);
 	xa_unlock(&hca->qps);
+	/*
+	 * No datagram reaches it through a multicast group from here, and
+	 * no attach can add it again (it is no longer found).
+	 */
+	hca_fabric_mcast_detach_all(qp);
 	/* No claim finds it now; one that did holds a reference. */
 	hca_db_slot_free(&qp->db);
 	/* Before kfree_rcu(): cached routes to it are stale from here. */
@@ -253,6 +299,8 @@ static void hca_qp_apply(struct hca_qp_attrs *dst,
 		dst->pkey_index = src->pkey_index;
 	if (mask & HCA_QP_ATTR_SQD_NOTIFY)
 		dst->sqd_notify = src->sqd_notify;
+	if (mask & HCA_QP_ATTR_QKEY)
+		dst->qkey = src->qkey;
 }
 
 /* What firmware checks itself; the driver checked the IB rules before. */
@@ -305,6 +353,26 @@ static bool hca_qp_attrs_valid(struct hca *hca,
 	return true;
 }
 
+/*
+ * What the QP's type allows: only its attributes (-EINVAL), and a
+ * privileged Q_Key only for a privileged QP (-EPERM): the WQE path uses
+ * the QP's own Q_Key for any with bit 31 set, so a user QP never sends
+ * one (ud.c).
+ */
+static int hca_qp_attrs_allowed(const struct hca_qp *qp,
+				const struct hca_cmd_modify_qp_in *in)
+{
+	if (in->new_state == HCA_QPS_RESET)
+		return 0;
+	if (in->attr_mask & ~qp->type->attrs)
+		return -EINVAL;
+	if ((in->attr_mask & HCA_QP_ATTR_QKEY) &&
+	    (in->attrs.qkey & SOFTHCA_QKEY_PRIVILEGED) &&
+	    !(qp->flags & HCA_QP_PRIVILEGED))
+		return -EPERM;
+	return 0;
+}
+
 int hca_cmd_modify_qp(struct hca *hca, const void *inbox, void *outbox)
 {
 	const struct hca_cmd_modify_qp_in *in = inbox;
@@ -323,6 +391,14 @@ int hca_cmd_modify_qp(struct hca *hca, const void *inbox, void *outbox)
 	if (!qp) {
 		hca_dbg_qpn(hca, in->qpn, "no such QP\n");
 		return -EINVAL;
+	}
+	err = hca_qp_attrs_allowed(qp, in);
+	if (err) {
+		hca_dbg_qp(qp, "%s QP: attribute mask 0x%x, Q_Key 0x%x: %pe\n",
+			   qp->type->name, in->attr_mask, in->attrs.qkey,
+			   ERR_PTR(err));
+		hca_qp_put(qp);
+		return err;
 	}
 
 	spin_lock_irqsave(&qp->lock, flags);

@@ -5,7 +5,9 @@
  * validate only the copy, take the local MKeys, hand the request to the
  * responder QP on the local fabric and complete it (CQE), wait for a retry
  * (RNR NAK, no answer) or fail it (error CQE, QP to ERR). The data
- * moves in the responder (responder.c), for both directions.
+ * moves in the responder (responder.c), for both directions. A datagram
+ * QP's WQE goes, after the copy, to the datagram transport (ud.c), which
+ * uses the parsing and completion steps here.
  *
  * Called with the QP's exec_lock held (engine.c), in process context, which
  * also covers the QP's requester counters (req_cnt, Documentation/engine.md
@@ -137,16 +139,17 @@ static __always_inline int hca_wqe_parse_atomic(struct hca_wqe *w,
 }
 
 /*
- * The segments of the WQE copy its opcode carries, as the opcode table
+ * The segments of an RC WQE copy its opcode carries, as the opcode table
  * says (Documentation/queue-formats.md); an unknown opcode is invalid.
  */
 static int hca_wqe_parse(struct hca_qp *qp, struct hca_wqe *w,
 			  const u8 *buf)
 {
-	const struct softhca_opcode_info *op = softhca_opcode_info(w->opcode);
+	const struct softhca_opcode_info *op;
 	const struct softhca_wqe_raddr_seg *r;
 	u32 seg = 1, max_sge;
 
+	op = softhca_opcode_on(w->opcode, SOFTHCA_TP_RC);
 	w->op = op;
 	if (!op)
 		return -EINVAL;
@@ -170,12 +173,21 @@ static int hca_wqe_parse(struct hca_qp *qp, struct hca_wqe *w,
 				   op->segs & SOFTHCA_SEG_INLINE, max_sge);
 }
 
+/* The payload segments from DS @seg on: a datagram's, after its AV. */
+int hca_wqe_parse_payload(struct hca_qp *qp, struct hca_wqe *w,
+			  const u8 *buf, u32 seg)
+{
+	return hca_wqe_parse_data(qp, w, buf, seg,
+				   w->op->segs & SOFTHCA_SEG_INLINE,
+				   qp->max_send_sge);
+}
+
 /*
  * Copy the WQE at sq_ci out of the ring into ctx->wqe_buf, once, and
- * validate the copy into ctx->wqe. Returns 0, -EINVAL for an invalid WQE or
- * -EMSGSIZE for inline data beyond the QP's max_inline_data;
- * either way wqe->idx, opcode and wqebbs say what to complete and how far to
- * step.
+ * check its control segment (DS count, size, index, QPN, signature) into
+ * ctx->wqe. Returns 0 or -EINVAL for an invalid WQE; either way wqe->idx,
+ * opcode and wqebbs say what to complete and how far to step. The
+ * segments after ctrl are the transport's to parse.
  */
 static int hca_wqe_fetch(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			  u16 posted)
@@ -218,31 +230,10 @@ static int hca_wqe_fetch(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	if ((qp->flags & HCA_QP_SIGNATURE) &&
 	    softhca_xor(ctx->wqe_buf, w->ds * SOFTHCA_DS_SIZE) != 0xff)
 		return -EINVAL;
-	return hca_wqe_parse(qp, w, ctx->wqe_buf);
+	return 0;
 }
 
 /* ---- one step of the send queue ---------------------------------------- */
-
-/* The QP's path as of its last change; under exec_lock. */
-static const struct hca_path *hca_path_get(struct hca_qp *qp)
-{
-	struct hca_engine_qp *e = qp->eng;
-	struct hca_path *p = &e->path;
-	unsigned long flags;
-
-	/* Pairs with the release of the bump after the change. */
-	if (likely(smp_load_acquire(&qp->attrs_gen) == e->path_gen))
-		return p;
-	spin_lock_irqsave(&qp->lock, flags);
-	memcpy(p->dgid, qp->attrs.dgid, sizeof(p->dgid));
-	p->dest_qpn = qp->attrs.dest_qpn;
-	p->timeout = qp->attrs.timeout;
-	p->retry_cnt = qp->attrs.retry_cnt;
-	p->rnr_retry = qp->attrs.rnr_retry;
-	e->path_gen = qp->attrs_gen;
-	spin_unlock_irqrestore(&qp->lock, flags);
-	return p;
-}
 
 /*
  * The WQE at sq_ci waits for a timer: it has started (went out once), so
@@ -310,7 +301,7 @@ void hca_sq_drained_check(struct hca_qp *qp)
 }
 
 /* Complete the current WQE successfully and step over it. */
-static void hca_sq_complete(struct hca_qp *qp, const struct hca_wqe *w)
+void hca_sq_complete(struct hca_qp *qp, const struct hca_wqe *w)
 {
 	struct softhca_cqe cqe;
 
@@ -325,9 +316,11 @@ static void hca_sq_complete(struct hca_qp *qp, const struct hca_wqe *w)
 	hca_sq_drained_check(qp);
 }
 
-/* Fail the current WQE with @syndrome, step over it, QP to ERR. */
-static void hca_sq_fail(struct hca_qp *qp, const struct hca_wqe *w,
-			 u8 syndrome)
+/*
+ * Fail the current WQE with @syndrome, step over it, QP to ERR (or SQE: a
+ * datagram QP's receive queue goes on).
+ */
+void hca_sq_fail(struct hca_qp *qp, const struct hca_wqe *w, u8 syndrome)
 {
 	struct softhca_cqe cqe;
 
@@ -340,7 +333,7 @@ static void hca_sq_fail(struct hca_qp *qp, const struct hca_wqe *w,
 	if (hca_cqe_write(qp->send_cq, &cqe))
 		hca_qp_fatal(qp);
 	WRITE_ONCE(qp->sq_ci, qp->sq_ci + w->wqebbs);
-	hca_qp_set_err(qp);
+	hca_qp_set_sq_err(qp);
 }
 
 enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
@@ -358,6 +351,11 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		return HCA_STEP_WAIT;
 
 	err = hca_wqe_fetch(ctx, qp, posted);
+	/* The one test of the transport on the RC path. */
+	if (unlikely(qp->type->tp != SOFTHCA_TP_RC))
+		return hca_ud_step(ctx, qp, err);
+	if (!err)
+		err = hca_wqe_parse(qp, w, ctx->wqe_buf);
 	if (err) {
 		hca_sq_fail(qp, w, err == -EMSGSIZE ?
 			     SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR :

@@ -33,17 +33,21 @@ static bool hca_rq_empty(struct hca_qp *qp)
 }
 
 /*
- * Move @len bytes from the start of @src (inline payload or MKeys) to the
- * start of @dst (MKeys): one copy, page to page. Both were sized and
- * acquired for at least @len bytes.
+ * Move @len bytes from the start of @src (inline payload or MKeys) to
+ * @dst (MKeys) from its byte @doff on (0 but for a datagram, whose GRH
+ * area comes first): one copy, page to page. Both were sized and acquired
+ * for at least @len bytes (@dst: @doff + @len).
  */
 static __always_inline void hca_sgl_copy(struct hca_exec_ctx *ctx,
-					  struct hca_sgl *dst,
+					  struct hca_sgl *dst, u64 doff,
 					  const struct hca_sgl *src, u64 len)
 {
 	unsigned int si = 0, di = 0, chunks = 0;
-	u64 soff = 0, doff = 0;
+	u64 soff = 0;
 
+	/* Elements have a length (zero-length ones are skipped at parse). */
+	while (doff && di < dst->n && doff >= dst->sge[di].len)
+		doff -= dst->sge[di++].len;
 	while (len) {
 		const struct hca_sge *s = &src->sge[si];
 		struct hca_sge *d = &dst->sge[di];
@@ -140,6 +144,23 @@ static __always_inline int hca_rwqe_fetch(struct hca_exec_ctx *ctx,
 	return 0;
 }
 
+bool hca_rq_is_empty(struct hca_qp *qp)
+{
+	return hca_rq_empty(qp);
+}
+
+int hca_rq_fetch(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+		 struct hca_sgl *sgl)
+{
+	return hca_rwqe_fetch(ctx, qp, sgl);
+}
+
+void hca_sgl_copy_at(struct hca_exec_ctx *ctx, struct hca_sgl *dst, u64 doff,
+		     const struct hca_sgl *src, u64 len)
+{
+	hca_sgl_copy(ctx, dst, doff, src, len);
+}
+
 /*
  * Answer @syndrome to the requester and move the responder QP to ERR.
  * Returns whether this call moved it there.
@@ -187,6 +208,12 @@ static inline void hca_resp_cqe_write(struct hca_exec_ctx *ctx,
 	WRITE_ONCE(resp->rq_ci, resp->rq_ci + 1);
 }
 
+void hca_resp_cqe_put(struct hca_exec_ctx *ctx, struct hca_qp *resp,
+		      const struct softhca_cqe *cqe)
+{
+	hca_resp_cqe_write(ctx, resp, cqe);
+}
+
 /* The responder CQE of the request's opcode for the RQ WQE at rq_ci. */
 static inline void hca_resp_cqe(struct hca_exec_ctx *ctx,
 				 struct hca_qp *req,
@@ -209,8 +236,8 @@ static inline void hca_resp_cqe(struct hca_exec_ctx *ctx,
 }
 
 /* The RQ WQE at rq_ci fails with @syndrome: error CQE, consumed. */
-static void hca_resp_cqe_err(struct hca_exec_ctx *ctx,
-			      struct hca_qp *resp, u8 syndrome)
+void hca_resp_cqe_err(struct hca_exec_ctx *ctx, struct hca_qp *resp,
+		      u8 syndrome)
 {
 	struct softhca_cqe cqe;
 
@@ -254,7 +281,7 @@ static void hca_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *req,
 		hca_resp_nak(ctx, resp, ans, SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR);
 		return;
 	}
-	hca_sgl_copy(ctx, &ctx->remote, &w->local, len);
+	hca_sgl_copy(ctx, &ctx->remote, 0, &w->local, len);
 	hca_sgl_put(&ctx->remote);
 	hca_resp_cqe(ctx, req, resp, len);
 	ans->kind = HCA_ANS_ACK;
@@ -325,7 +352,7 @@ static void hca_resp_write(struct hca_exec_ctx *ctx, struct hca_qp *req,
 			return;
 		}
 	}
-	hca_sgl_copy(ctx, &ctx->remote, &w->local, len);
+	hca_sgl_copy(ctx, &ctx->remote, 0, &w->local, len);
 	hca_sgl_put(&ctx->remote);
 	if (recv)
 		hca_resp_cqe(ctx, req, resp, len);
@@ -344,7 +371,7 @@ static void hca_resp_read(struct hca_exec_ctx *ctx,
 				   SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return;
 	}
-	hca_sgl_copy(ctx, &w->local, &ctx->remote, len);
+	hca_sgl_copy(ctx, &w->local, 0, &ctx->remote, len);
 	hca_sgl_put(&ctx->remote);
 	ans->kind = HCA_ANS_ACK;
 }
@@ -384,27 +411,6 @@ static void hca_resp_atomic(struct hca_exec_ctx *ctx,
 	hca_mkey_write(w->local.sge[0].mkey, w->local.sge[0].va, &orig,
 			sizeof(orig));
 	ans->kind = HCA_ANS_ACK;
-}
-
-/* The responder's attributes as of their last change; under resp_lock. */
-static const struct hca_resp_attrs *
-hca_resp_attrs_get(struct hca_qp *qp)
-{
-	struct hca_engine_qp *e = qp->eng;
-	struct hca_resp_attrs *a = &e->resp;
-	unsigned long flags;
-
-	/* Pairs with the release of the bump after the change. */
-	if (likely(smp_load_acquire(&qp->attrs_gen) == e->resp_gen))
-		return a;
-	spin_lock_irqsave(&qp->lock, flags);
-	a->dest_qpn = qp->attrs.dest_qpn;
-	a->access_flags = qp->attrs.access_flags;
-	a->min_rnr_timer = qp->attrs.min_rnr_timer;
-	a->max_dest_rd_atomic = qp->attrs.max_dest_rd_atomic;
-	e->resp_gen = qp->attrs_gen;
-	spin_unlock_irqrestore(&qp->lock, flags);
-	return a;
 }
 
 void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,

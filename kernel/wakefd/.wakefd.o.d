@@ -1,4 +1,4 @@
-wakefd.o: /work/wt-engine/kernel/wakefd/wakefd.c \
+wakefd.o: /work/wt-ud/kernel/wakefd/wakefd.c \
  /usr/src/linux-headers-6.1.0-57-common/include/linux/compiler-version.h \
  /usr/src/linux-headers-6.1.0-57-common/include/linux/kconfig.h \
  include/generated/autoconf.h \
@@ -484,4 +484,4 @@ wakefd.o: /work/wt-engine/kernel/wakefd/wakefd.c \
  /usr/src/linux-headers-6.1.0-57-common/arch/x86/include/asm/module.h \
  /usr/src/linux-headers-6.1.0-57-common/include/asm-generic/module.h \
  /usr/src/linux-headers-6.1.0-57-common/arch/x86/include/asm/orc_types.h \
- /work/wt-engine/kernel/wakefd/wakefd.h
+ /work/wt-ud/kernel/wakefd/wakefd.h

@@ -9,19 +9,26 @@
  * SENDs, a bad opcode, WRs the WQE builder refuses, rkey 0, ib_drain_qp()
  * with receives left posted, a reset QP's CQEs removed from its
  * (IB_POLL_DIRECT) CQ, and CQEs written into a CQ by the test that name no
- * outstanding WR of a queue on that CQ dropped (white box); every
- * completion arrives through an ib_cqe done callback and every field and
- * byte is checked.
+ * outstanding WR of a queue on that CQ dropped (white box); then UD:
+ * kernel AHs created sleepable and in atomic context, datagrams between
+ * kernel UD QPs (the WC's GRH, network header type, source MAC; an answer
+ * through ib_init_ah_attr_from_wc()), a privileged Q_Key only its owner
+ * sends with, multicast with and without IB_QP_CREATE_BLOCK_MULTICAST_
+ * LOOPBACK. Every completion arrives through an ib_cqe done callback and
+ * every field and byte is checked.
  *
  * Results: read-only parameters passed, failed and done (1 once the run
  * ended and everything was destroyed); each failed check prints one
  * "softhca_ktest: FAIL" line.
  */
 #include <linux/completion.h>
+#include <linux/etherdevice.h>
+#include <linux/ip.h>
 #include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <net/checksum.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
@@ -54,7 +61,7 @@ module_param(done, int, 0444);
 #define KT_UMEM		(8 * 1024)
 #define KT_MANY		256
 #define KT_BATCH	32
-#define KT_NWR		(2 * KT_MANY + 64)
+#define KT_NWR		(2 * KT_MANY + 128)
 
 /* One WR's completion; static so that a late callback finds it alive. */
 struct kt_wr {
@@ -745,6 +752,362 @@ out:
 		ib_free_cq(cqr);
 }
 
+/* ---- UD: kernel AHs, datagrams, Q_Keys, multicast ------------------------- */
+
+#define KT_QKEY		0x11111111
+#define KT_QKEY_GSI	0x80010000	/* privileged: only a kernel QP has it */
+#define KT_UD_OFF	8192		/* of bufa (send) and bufb (receive) */
+#define KT_GRH		40
+#define KT_IP0		htonl(0xc6120001)	/* 198.18.0.1 */
+
+struct kt_ud {
+	/* 0: the privileged Q_Key; 1: KT_QKEY; 2: KT_QKEY, blocks loopback */
+	struct ib_qp *qp[3];
+	struct ib_ah *ah;		/* to the GID of 198.18.0.1, sleepable */
+	struct ib_ah *ah_atomic;	/* the same, made in atomic context */
+	u8 mac[ETH_ALEN];		/* veth0's: dmac of both, every smac */
+};
+
+static struct ib_qp *kt_ud_qp(struct kt_ctx *c, u32 qkey, u32 create_flags)
+{
+	struct ib_qp_init_attr ia = {};
+	struct ib_qp_attr a = {};
+	struct ib_qp *qp;
+	int err;
+
+	ia.send_cq = c->cqa;
+	ia.recv_cq = c->cqa;
+	ia.cap.max_send_wr = 16;
+	ia.cap.max_recv_wr = 16;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	ia.cap.max_inline_data = 64;
+	ia.sq_sig_type = IB_SIGNAL_ALL_WR;
+	ia.qp_type = IB_QPT_UD;
+	ia.create_flags = create_flags;
+	qp = ib_create_qp(c->pd, &ia);
+	if (IS_ERR(qp))
+		return qp;
+	a.qp_state = IB_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = qkey;
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
+			   IB_QP_QKEY);
+	a.qp_state = IB_QPS_RTR;
+	if (!err)
+		err = ib_modify_qp(qp, &a, IB_QP_STATE);
+	a.qp_state = IB_QPS_RTS;
+	if (!err)
+		err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_SQ_PSN);
+	if (err) {
+		ib_destroy_qp(qp);
+		return ERR_PTR(err);
+	}
+	return qp;
+}
+
+static struct ib_ah *kt_ud_ah(struct kt_ctx *c, union ib_gid *dgid,
+			      const u8 *dmac, u32 flags)
+{
+	struct rdma_ah_attr a = {};
+
+	a.type = rdma_ah_find_type(c->ibdev, 1);
+	rdma_ah_set_port_num(&a, 1);
+	rdma_ah_set_grh(&a, dgid, 0, c->sgid_index, 64, 0);
+	memcpy(a.roce.dmac, dmac, ETH_ALEN);
+	return rdma_create_ah(c->pd, &a, flags);
+}
+
+/* A receive of KT_GRH + 1024 bytes at KT_UD_OFF of bufb. */
+static int kt_ud_recv(struct kt_ctx *c, struct ib_qp *qp, struct kt_wr **w)
+{
+	struct ib_sge sge = { .addr = c->dmab + KT_UD_OFF,
+			      .length = KT_GRH + 1024,
+			      .lkey = c->pd->local_dma_lkey };
+
+	memset(c->bufb + KT_UD_OFF, 0xee, KT_GRH + 1024);
+	return kt_post_recv(c, qp, &sge, 1, w);
+}
+
+/* @len bytes of bufa at KT_UD_OFF from @qp through @ah to @dqpn. */
+static int kt_ud_send(struct kt_ctx *c, struct ib_qp *qp, struct ib_ah *ah,
+		      u32 dqpn, u32 qkey, u32 len, struct kt_wr **w)
+{
+	struct ib_sge sge = { .addr = c->dmaa + KT_UD_OFF, .length = len,
+			      .lkey = c->pd->local_dma_lkey };
+	struct ib_ud_wr wr = {};
+
+	*w = kt_wr_new();
+	if (!*w)
+		return -ENOMEM;
+	wr.wr.wr_cqe = &(*w)->cqe;
+	wr.wr.opcode = IB_WR_SEND;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.ah = ah;
+	wr.remote_qpn = dqpn;
+	wr.remote_qkey = qkey;
+	return ib_post_send(qp, &wr.wr, NULL);
+}
+
+/* The sender's completion of a datagram (CQ A: softirq). */
+static void kt_check_ud_send(struct kt_wr *w, struct ib_qp *qp)
+{
+	if (!kt_wait(w)) {
+		KT_CHECK(0, "UD send completion timed out");
+		return;
+	}
+	KT_CHECK(w->wc.status == IB_WC_SUCCESS && w->wc.opcode == IB_WC_SEND &&
+		 w->wc.qp == qp && w->softirq, "status %d opcode %d",
+		 w->wc.status, w->wc.opcode);
+}
+
+/* Nothing completes @w for 100 ms (a datagram was dropped). */
+static bool kt_quiet(struct kt_wr *w)
+{
+	return !wait_for_completion_timeout(&w->done, HZ / 10);
+}
+
+/*
+ * A datagram of @len bytes from @from arrived as @w: every field a kernel
+ * consumer reads, the payload and the GRH area's IPv4 header.
+ */
+static void kt_check_datagram(struct kt_ctx *c, struct kt_ud *u,
+			      struct kt_wr *w, struct ib_qp *qp,
+			      struct ib_qp *from, u32 len, u8 seed, __be32 dst)
+{
+	const struct iphdr *ip = (void *)(c->bufb + KT_UD_OFF + 20);
+	u8 *p = c->bufb + KT_UD_OFF + KT_GRH;
+	u32 i, bad = 0;
+
+	if (!kt_wait(w)) {
+		KT_CHECK(0, "datagram receive timed out");
+		return;
+	}
+	KT_CHECK(w->wc.status == IB_WC_SUCCESS, "status %d", w->wc.status);
+	KT_CHECK(w->wc.opcode == IB_WC_RECV, "opcode %d", w->wc.opcode);
+	KT_CHECK(w->wc.byte_len == KT_GRH + len, "byte_len %u", w->wc.byte_len);
+	KT_CHECK(w->wc.qp == qp && w->wc.src_qp == from->qp_num,
+		 "qp, src_qp %u", w->wc.src_qp);
+	KT_CHECK(w->wc.wc_flags == (IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE |
+				    IB_WC_WITH_SMAC),
+		 "wc_flags %#x", w->wc.wc_flags);
+	KT_CHECK(w->wc.network_hdr_type == RDMA_NETWORK_IPV4,
+		 "network_hdr_type %u", w->wc.network_hdr_type);
+	KT_CHECK(ether_addr_equal(w->wc.smac, u->mac), "smac %pM", w->wc.smac);
+	KT_CHECK(w->wc.pkey_index == 0, "pkey_index %u", w->wc.pkey_index);
+	for (i = 0; i < len; i++)
+		bad += p[i] != (u8)(seed + i * 7);
+	KT_CHECK(!bad, "%u payload bytes differ", bad);
+	KT_CHECK(ip->version == 4 && ip->ihl == 5 &&
+		 ip->protocol == IPPROTO_UDP && ip->saddr == KT_IP0 &&
+		 ip->daddr == dst && !ip_fast_csum(ip, 5),
+		 "GRH IPv4 header %*ph", 20, ip);
+}
+
+/*
+ * Kernel AHs: sleepable, and in atomic context (no sleeping allocation);
+ * both carry the MAC given, as rdma_query_ah() shows.
+ */
+static int kt_ud_setup(struct kt_ctx *c, struct kt_ud *u)
+{
+	const struct ib_gid_attr *ga;
+	struct rdma_ah_attr q;
+	int i, err;
+
+	ga = rdma_get_gid_attr(c->ibdev, 1, c->sgid_index);
+	if (IS_ERR(ga))
+		return PTR_ERR(ga);
+	err = rdma_read_gid_l2_fields(ga, NULL, u->mac);
+	rdma_put_gid_attr(ga);
+	if (err)
+		return err;
+	u->qp[0] = kt_ud_qp(c, KT_QKEY_GSI, 0);
+	u->qp[1] = kt_ud_qp(c, KT_QKEY, 0);
+	u->qp[2] = kt_ud_qp(c, KT_QKEY, IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK);
+	for (i = 0; i < 3; i++) {
+		if (IS_ERR(u->qp[i])) {
+			err = PTR_ERR(u->qp[i]);
+			u->qp[i] = NULL;
+			return err;
+		}
+	}
+	u->ah = kt_ud_ah(c, &c->gid, u->mac, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(u->ah)) {
+		err = PTR_ERR(u->ah);
+		u->ah = NULL;
+		return err;
+	}
+	local_bh_disable();
+	u->ah_atomic = kt_ud_ah(c, &c->gid, u->mac, 0);
+	local_bh_enable();
+	if (IS_ERR(u->ah_atomic)) {
+		err = PTR_ERR(u->ah_atomic);
+		u->ah_atomic = NULL;
+		return err;
+	}
+	err = rdma_query_ah(u->ah_atomic, &q);
+	KT_CHECK(!err && ether_addr_equal(q.roce.dmac, u->mac) &&
+		 !memcmp(rdma_ah_read_grh(&q)->dgid.raw, c->gid.raw, 16) &&
+		 rdma_ah_read_grh(&q)->sgid_index == c->sgid_index,
+		 "query_ah %d: %pM", err, q.roce.dmac);
+	return 0;
+}
+
+static void kt_ud_teardown(struct kt_ctx *c, struct kt_ud *u)
+{
+	int i;
+
+	if (u->ah_atomic) {
+		local_bh_disable();
+		KT_CHECK(!rdma_destroy_ah_user(u->ah_atomic, 0, NULL), "destroy atomic AH");
+		local_bh_enable();
+	}
+	if (u->ah)
+		KT_CHECK(!rdma_destroy_ah_user(u->ah, RDMA_DESTROY_AH_SLEEPABLE, NULL),
+			 "destroy AH");
+	for (i = 0; i < 3; i++)
+		if (u->qp[i])
+			KT_CHECK(!ib_destroy_qp(u->qp[i]), "destroy UD QP %d", i);
+}
+
+/*
+ * A datagram between two kernel QPs, and the answer through an AH made
+ * from its work completion (ib_init_ah_attr_from_wc(): the GRH area and
+ * the network header type, as rdma_cm and ib_mad use them).
+ */
+static void kt_ud_send_and_answer(struct kt_ctx *c, struct kt_ud *u)
+{
+	struct rdma_ah_attr ra;
+	struct kt_wr *s, *r;
+	struct ib_ah *back;
+	u32 src;
+	int err;
+
+	kt_fill(c->bufa + KT_UD_OFF, 100, 31);
+	KT_CHECK(!kt_ud_recv(c, u->qp[1], &r), "post recv");
+	KT_CHECK(!kt_ud_send(c, u->qp[2], u->ah_atomic, u->qp[1]->qp_num,
+			     KT_QKEY, 100, &s), "post UD send");
+	kt_check_ud_send(s, u->qp[2]);
+	kt_check_datagram(c, u, r, u->qp[1], u->qp[2], 100, 31, KT_IP0);
+
+	err = ib_init_ah_attr_from_wc(c->ibdev, 1, &r->wc,
+				      (const struct ib_grh *)(c->bufb + KT_UD_OFF),
+				      &ra);
+	KT_CHECK(!err, "ib_init_ah_attr_from_wc: %d", err);
+	if (err)
+		return;
+	KT_CHECK(!memcmp(rdma_ah_read_grh(&ra)->dgid.raw, c->gid.raw, 16) &&
+		 ether_addr_equal(ra.roce.dmac, u->mac),
+		 "AH from the WC: %pI6 %pM", rdma_ah_read_grh(&ra)->dgid.raw,
+		 ra.roce.dmac);
+	back = rdma_create_ah(c->pd, &ra, RDMA_CREATE_AH_SLEEPABLE);
+	rdma_destroy_ah_attr(&ra);
+	KT_CHECK(!IS_ERR(back), "AH from the WC: %ld", PTR_ERR(back));
+	if (IS_ERR(back))
+		return;
+	/* The answer, to the QPN the WC named, at the path MTU. */
+	kt_fill(c->bufa + KT_UD_OFF, 1024, 32);
+	src = r->wc.src_qp;
+	KT_CHECK(!kt_ud_recv(c, u->qp[2], &r), "post recv");
+	KT_CHECK(!kt_ud_send(c, u->qp[1], back, src, KT_QKEY, 1024, &s),
+		 "post UD send");
+	kt_check_ud_send(s, u->qp[1]);
+	kt_check_datagram(c, u, r, u->qp[2], u->qp[1], 1024, 32, KT_IP0);
+	KT_CHECK(!rdma_destroy_ah_user(back, RDMA_DESTROY_AH_SLEEPABLE, NULL),
+		 "destroy AH from the WC");
+}
+
+/*
+ * The privileged Q_Key: a kernel QP may own one, a WR's Q_Key with bit
+ * 31 set is the sender's own, so only the owner reaches its QP.
+ */
+static void kt_ud_privileged_qkey(struct kt_ctx *c, struct kt_ud *u)
+{
+	struct kt_wr *s, *r;
+
+	kt_fill(c->bufa + KT_UD_OFF, 50, 33);
+	KT_CHECK(!kt_ud_recv(c, u->qp[0], &r), "post recv");
+	/* QP 1's "0x80010000" is its own KT_QKEY: dropped. */
+	KT_CHECK(!kt_ud_send(c, u->qp[1], u->ah, u->qp[0]->qp_num,
+			     KT_QKEY_GSI, 50, &s), "post UD send");
+	kt_check_ud_send(s, u->qp[1]);
+	KT_CHECK(kt_quiet(r), "a forged privileged Q_Key was taken");
+	/* The owner's, to itself: taken, into the same receive. */
+	KT_CHECK(!kt_ud_send(c, u->qp[0], u->ah, u->qp[0]->qp_num,
+			     SOFTHCA_QKEY_PRIVILEGED, 50, &s), "post UD send");
+	kt_check_ud_send(s, u->qp[0]);
+	kt_check_datagram(c, u, r, u->qp[0], u->qp[0], 50, 33, KT_IP0);
+}
+
+/*
+ * Multicast between kernel QPs: every attached QP gets a copy, the
+ * sender's own QP too unless it was created with
+ * IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK; none after the detach.
+ */
+static void kt_ud_multicast(struct kt_ctx *c, struct kt_ud *u)
+{
+	static const u8 mmac[ETH_ALEN] = { 0x01, 0x00, 0x5e, 0x01, 0x02, 0x04 };
+	struct kt_wr *s, *r1, *r2;
+	union ib_gid mgid;
+	struct ib_ah *ah;
+
+	ipv6_addr_set_v4mapped(htonl(0xef010204), (struct in6_addr *)mgid.raw);
+	ah = kt_ud_ah(c, &mgid, mmac, RDMA_CREATE_AH_SLEEPABLE);
+	KT_CHECK(!IS_ERR(ah), "multicast AH: %ld", PTR_ERR(ah));
+	if (IS_ERR(ah))
+		return;
+	KT_CHECK(!ib_attach_mcast(u->qp[1], &mgid, 0), "attach QP 1");
+	KT_CHECK(!ib_attach_mcast(u->qp[2], &mgid, 0), "attach QP 2");
+	kt_fill(c->bufa + KT_UD_OFF, 64, 34);
+
+	/* From QP 2 (blocks its loopback): QP 1's copy only. */
+	KT_CHECK(!kt_ud_recv(c, u->qp[1], &r1), "post recv");
+	KT_CHECK(!kt_ud_recv(c, u->qp[2], &r2), "post recv");
+	KT_CHECK(!kt_ud_send(c, u->qp[2], ah, 0xffffff, KT_QKEY, 64, &s),
+		 "post UD send");
+	kt_check_ud_send(s, u->qp[2]);
+	kt_check_datagram(c, u, r1, u->qp[1], u->qp[2], 64, 34,
+			  htonl(0xef010204));
+	KT_CHECK(kt_quiet(r2), "QP 2 got its own multicast copy");
+
+	/* From QP 1: both copies, its own included (into QP 2's receive). */
+	KT_CHECK(!kt_ud_recv(c, u->qp[1], &r1), "post recv");
+	KT_CHECK(!kt_ud_send(c, u->qp[1], ah, 0xffffff, KT_QKEY, 64, &s),
+		 "post UD send");
+	kt_check_ud_send(s, u->qp[1]);
+	KT_CHECK(kt_wait(r1) && r1->wc.status == IB_WC_SUCCESS &&
+		 r1->wc.src_qp == u->qp[1]->qp_num, "QP 1's own copy");
+	KT_CHECK(kt_wait(r2) && r2->wc.status == IB_WC_SUCCESS &&
+		 r2->wc.src_qp == u->qp[1]->qp_num, "QP 2's copy");
+
+	/* Detached, nobody gets one. */
+	KT_CHECK(!ib_detach_mcast(u->qp[1], &mgid, 0), "detach QP 1");
+	KT_CHECK(!ib_detach_mcast(u->qp[2], &mgid, 0), "detach QP 2");
+	KT_CHECK(!kt_ud_recv(c, u->qp[1], &r1), "post recv");
+	KT_CHECK(!kt_ud_send(c, u->qp[2], ah, 0xffffff, KT_QKEY, 64, &s),
+		 "post UD send");
+	kt_check_ud_send(s, u->qp[2]);
+	KT_CHECK(kt_quiet(r1), "a detached QP got a copy");
+	KT_CHECK(!rdma_destroy_ah_user(ah, RDMA_DESTROY_AH_SLEEPABLE, NULL),
+		 "destroy multicast AH");
+}
+
+static void kt_ud(struct kt_ctx *c)
+{
+	struct kt_ud u = {};
+	int err = kt_ud_setup(c, &u);
+
+	KT_CHECK(!err, "UD setup: %d", err);
+	if (!err) {
+		kt_ud_send_and_answer(c, &u);
+		kt_ud_privileged_qkey(c, &u);
+		kt_ud_multicast(c, &u);
+	}
+	kt_ud_teardown(c, &u);
+}
+
 static int kt_setup_mr(struct kt_ctx *c)
 {
 	u8 *tmp;
@@ -892,6 +1255,7 @@ static int __init kt_init(void)
 		kt_drain(&c);
 		kt_reset_cleans_cq(&c);
 		kt_cqe_checks(&c);
+		kt_ud(&c);
 	}
 	kt_teardown(&c);
 	ib_device_put(c.ibdev);

@@ -32,6 +32,12 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = v;
 }
 
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
 static const struct softhca_cqe *as_cqe(const struct cqe_buf *c)
 {
 	return (const struct softhca_cqe *)c->b;
@@ -312,7 +318,10 @@ static void responder_cqes_to_wc(void)
 
 	wq_pair_init(&q, 0, 3);
 	memset(&c, 0, sizeof(c));
-	put32(&c.b[24], 0x05000099);		/* SL 5, source QPN 0x99 */
+	/* An RC receive: no GRH, and the bits of a datagram are not read. */
+	put32(&c.b[24], 0x0f000099);		/* (L3 bits), source QPN 0x99 */
+	c.b[29] = SOFTHCA_CQE_VLAN_PRESENT;
+	put16(&c.b[30], 0xa123);
 	memcpy(&c.b[36], imm_bytes, 4);		/* immediate as on the wire */
 	put32(&c.b[44], 512);			/* byte_cnt */
 	put32(&c.b[56], 0x0000002a);		/* QPN 42 */
@@ -327,7 +336,9 @@ static void responder_cqes_to_wc(void)
 	CHECK_EQ(wc.byte_len, 512);
 	CHECK_EQ(wc.qpn, 42);
 	CHECK_EQ(wc.src_qp, 0x99);
-	CHECK_EQ(wc.sl, 5);
+	CHECK_EQ(wc.sl, 0);
+	CHECK_EQ(wc.grh, 0);
+	CHECK_EQ(wc.vlan, 0);
 	CHECK_EQ(wc.wr_id, 0x200);
 	CHECK_EQ(q.sq.tail, 0);
 
@@ -479,6 +490,55 @@ static void cqe_kinds_match_the_opcode_table(void)
 	CHECK_EQ(softhca_cqe_kinds[SOFTHCA_CQE_INVALID].wq, SOFTHCA_CQE_WQ_NONE);
 }
 
+/* A datagram's receive: GRH area, L3 type, source MAC, VLAN and its SL. */
+static void datagram_cqe_fields(void)
+{
+	static const uint8_t smac[6] = { 0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee };
+	struct cqe_buf c;
+	struct softhca_wc wc;
+	struct wq_pair q;
+
+	wq_pair_init(&q, 0, 3);
+	memset(&c, 0, sizeof(c));
+	memcpy(&c.b[4], smac, 6);
+	put32(&c.b[24], 0x12000456);		/* GRH in buffer, IPv4, QPN */
+	put32(&c.b[44], 40 + 100);		/* byte_cnt: the GRH area too */
+	put32(&c.b[56], 0x0000002a);
+	c.b[63] = SOFTHCA_CQE_RESP_SEND << 4;
+	wc_poison(&wc);
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
+	CHECK_EQ(wc.opcode, SOFTHCA_WC_RECV);
+	CHECK_EQ(wc.byte_len, 140);
+	CHECK_EQ(wc.src_qp, 0x456);
+	CHECK_EQ(wc.grh, 1);
+	CHECK_EQ(wc.l3, SOFTHCA_CQE_L3_IPV4);
+	CHECK_BYTES(wc.smac, smac, 6);
+	CHECK_EQ(wc.vlan, 0);
+	CHECK_EQ(wc.sl, 0);			/* no VLAN: no priority */
+	CHECK_EQ(wc.with_imm, 0);
+
+	/* Over IPv6, on a VLAN: its ID and priority (the SL). */
+	put32(&c.b[24], 0x11000457);
+	c.b[29] = SOFTHCA_CQE_VLAN_PRESENT;
+	put16(&c.b[30], 5 << 13 | 0x123);
+	wc_poison(&wc);
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
+	CHECK_EQ(wc.grh, 1);
+	CHECK_EQ(wc.l3, SOFTHCA_CQE_L3_IPV6);
+	CHECK_EQ(wc.src_qp, 0x457);
+	CHECK_EQ(wc.vlan, 1);
+	CHECK_EQ(wc.vlan_id, 0x123);
+	CHECK_EQ(wc.sl, 5);
+
+	/* GRH field 2 or 3 is not "in the buffer": no datagram fields. */
+	put32(&c.b[24], 0x22000458);
+	wc_poison(&wc);
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
+	CHECK_EQ(wc.grh, 0);
+	CHECK_EQ(wc.sl, 0);
+	CHECK_EQ(wc.src_qp, 0x458);
+}
+
 static void wc_to_ibv_fields(void)
 {
 	struct softhca_wc w = {
@@ -507,6 +567,13 @@ static void wc_to_ibv_fields(void)
 	w.with_imm = 0;
 	softhca_wc_to_ibv(&w, &wc);
 	CHECK_EQ(wc.wc_flags, 0);
+	/* A datagram: the GRH area heads the buffer. */
+	w.grh = 1;
+	softhca_wc_to_ibv(&w, &wc);
+	CHECK_EQ(wc.wc_flags, IBV_WC_GRH);
+	w.with_imm = 1;
+	softhca_wc_to_ibv(&w, &wc);
+	CHECK_EQ(wc.wc_flags, IBV_WC_GRH | IBV_WC_WITH_IMM);
 }
 
 static void arm_word_and_doorbell(void)
@@ -645,6 +712,7 @@ static const struct tap_test tests[] = {
 	{ "cqe_retires_only_outstanding_wrs", cqe_retires_only_outstanding_wrs },
 	{ "unknown_cqe_opcodes", unknown_cqe_opcodes },
 	{ "cqe_kinds_match_the_opcode_table", cqe_kinds_match_the_opcode_table },
+	{ "datagram_cqe_fields", datagram_cqe_fields },
 	{ "wc_to_ibv_fields", wc_to_ibv_fields },
 	{ "arm_word_and_doorbell", arm_word_and_doorbell },
 	{ "cq_compact_removes_one_qp", cq_compact_removes_one_qp },

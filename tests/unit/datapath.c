@@ -658,6 +658,107 @@ static void wr_api_sq_full(void)
 
 /* ---- post_recv ------------------------------------------------------- */
 
+/* The QP made a UD QP of PD 7, and an AH of PD @pdn for it. */
+static struct softhca_ah ud_ah(struct fake *f, uint32_t pdn)
+{
+	static const uint8_t dgid[16] = { [10] = 0xff, [11] = 0xff, 198, 18, 0, 2 };
+	static const uint8_t dmac[6] = { 2, 0, 0, 0, 0, 9 };
+	struct softhca_ah ah;
+
+	f->qp->sq.fmt.tp = SOFTHCA_TP_UD;
+	f->qp->sq.fmt.pdn = 7;
+	memset(&ah, 0, sizeof(ah));
+	softhca_set_av(&ah.av, pdn, dgid, 1, 0, 64, 0, 0, dmac);
+	return ah;
+}
+
+/* ibv_post_send on a UD QP: the datagram segment from wr.ud, and its refusals. */
+static void ud_post_send(void)
+{
+	struct fake *f = fake_new(8, 8, 8, 2, 4);
+	struct softhca_ah ah = ud_ah(f, 7), other = ud_ah(f, 8);
+	struct ibv_sge sg = { .addr = 0x5000, .length = 100, .lkey = 0x77 };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad = NULL;
+	uint8_t *b;
+
+	wr.wr.ud.ah = &ah.ibv_ah;
+	wr.wr.ud.remote_qpn = 0x321;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	CHECK_EQ(softhca_post_send(ibqp(f), &wr, &bad), 0);
+	b = sq_bb(f, 0);
+	CHECK_EQ(be32toh(*(uint32_t *)b), SOFTHCA_OPCODE_SEND);
+	CHECK_EQ(b[7], 5);			/* ctrl, AV, one pointer */
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 16)), 0x11111111);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 24)), SOFTHCA_AV_EXTENDED | 0x321);
+	CHECK_BYTES(b + 16 + 12, (uint8_t *)&ah.av.wqe + 12, 36);
+	CHECK_EQ(be32toh(*(uint32_t *)sq_bb(f, 1)), 100);
+	CHECK_EQ(f->qp->sq.cur_post, 2);
+	CHECK_EQ(be32toh(f->qp_dbr.snd_counter), 2);
+
+	/* RDMA on UD, no AH, an AH of another PD: EINVAL, nothing posted. */
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	CHECK_EQ(softhca_post_send(ibqp(f), &wr, &bad), EINVAL);
+	CHECK(bad == &wr);
+	wr.opcode = IBV_WR_SEND;
+	wr.wr.ud.ah = NULL;
+	CHECK_EQ(softhca_post_send(ibqp(f), &wr, &bad), EINVAL);
+	wr.wr.ud.ah = &other.ibv_ah;
+	CHECK_EQ(softhca_post_send(ibqp(f), &wr, &bad), EINVAL);
+	CHECK_EQ(f->qp->sq.cur_post, 2);
+	CHECK_EQ(f->qp->sq.wrs.head, 1);
+	CHECK_EQ(be32toh(f->qp_dbr.snd_counter), 2);
+	fake_free(f);
+}
+
+/* The extended API on UD: ibv_wr_set_ud_addr before or after the data. */
+static void ud_wr_set_ud_addr(void)
+{
+	struct fake *f = fake_new(8, 8, 8, 2, 4);
+	struct ibv_qp_ex *qpx = &f->qp->vqp.qp_ex;
+	struct softhca_ah ah = ud_ah(f, 7);
+	char inl[8] = "inline!";
+	uint8_t *b;
+
+	CHECK_EQ(softhca_wr_api_init(f->qp), 0);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 1;
+	ibv_wr_send(qpx);
+	ibv_wr_set_ud_addr(qpx, &ah.ibv_ah, 0x11, 0x1234);
+	ibv_wr_set_sge(qpx, 0x77, 0x5000, 10);
+	qpx->wr_id = 2;
+	ibv_wr_send_imm(qpx, htobe32(0xbeef));
+	ibv_wr_set_inline_data(qpx, inl, 7);
+	memcpy(inl, "CHANGED", 7);		/* copied at the setter */
+	ibv_wr_set_ud_addr(qpx, &ah.ibv_ah, 0x22, 0x5678);
+	CHECK_EQ(ibv_wr_complete(qpx), 0);
+	CHECK_EQ(f->qp->sq.wrs.head, 2);
+	b = sq_bb(f, 0);
+	CHECK_EQ(b[7], 5);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 16)), 0x1234);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 24)) & 0xffffff, 0x11);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 64)), 10);
+	b = sq_bb(f, 2);
+	CHECK_EQ(b[3], SOFTHCA_OPCODE_SEND_IMM);
+	CHECK_EQ(b[7], 5);			/* ctrl, AV, 4 + 7 inline */
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 12)), 0xbeef);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 16)), 0x5678);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 24)) & 0xffffff, 0x22);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 64)), SOFTHCA_INLINE_SEG | 7);
+	CHECK(!memcmp(b + 68, "inline!", 7));
+
+	/* Without its address a UD WR fails the batch. */
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, 0x77, 0x5000, 10);
+	CHECK_EQ(ibv_wr_complete(qpx), EINVAL);
+	CHECK_EQ(f->qp->sq.wrs.head, 2);
+	softhca_wr_api_free(f->qp);
+	fake_free(f);
+}
+
 static void recv_sentinel_and_doorbell(void)
 {
 	static const uint8_t want0[48] = {
@@ -737,7 +838,10 @@ static void poll_responder_error_and_unknown(void)
 	put_cqe(f, 0, SOFTHCA_CQE_RESP_SEND_IMM, QPN, 0, 0, 33);
 	c = &f->cq->ring[0];
 	c->imm_inval_pkey = htobe32(0x99887766);
-	c->flags_rqpn = htobe32(0x3000456);
+	/* as a datagram's: GRH area, IPv4, on a VLAN of priority 3 */
+	c->flags_rqpn = htobe32(0x12000456);
+	c->l4_l3_hdr_type = SOFTHCA_CQE_VLAN_PRESENT;
+	c->vlan_info = htobe16(3 << 13 | 7);
 	/* a CQE of a QP that is gone: dropped */
 	put_cqe(f, 1, SOFTHCA_CQE_RESP_SEND, 0x999, 0, 0, 1);
 	/* the READ failed remotely */
@@ -758,6 +862,7 @@ static void poll_responder_error_and_unknown(void)
 	CHECK_EQ(wc[0].byte_len, 33);
 	CHECK_EQ(wc[0].src_qp, 0x456);
 	CHECK_EQ(wc[0].sl, 3);
+	CHECK_EQ(wc[0].wc_flags, IBV_WC_WITH_IMM | IBV_WC_GRH);
 	CHECK_EQ(wc[0].qp_num, QPN);
 	CHECK_EQ(f->qp->rq.wrs.tail, 1);
 
@@ -1135,6 +1240,8 @@ static const struct tap_test tests[] = {
 	{ "wakeup_only_when_engine_sleeps", wakeup_only_when_engine_sleeps },
 	{ "wr_api_batch_and_rollback", wr_api_batch_and_rollback },
 	{ "wr_api_sq_full", wr_api_sq_full },
+	{ "ud_post_send", ud_post_send },
+	{ "ud_wr_set_ud_addr", ud_wr_set_ud_addr },
 	{ "recv_sentinel_and_doorbell", recv_sentinel_and_doorbell },
 	{ "poll_responder_error_and_unknown", poll_responder_error_and_unknown },
 	{ "poll_empty_on_a_gone_device", poll_empty_on_a_gone_device },

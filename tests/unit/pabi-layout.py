@@ -40,7 +40,8 @@ FUNCS = ["_verbs_init_and_alloc_context", "verbs_uninit_context",
          "ibv_read_ibdev_sysfs_file", "verbs_register_driver",
          "ibv_cmd_reg_mr", "ibv_cmd_dereg_mr", "ibv_cmd_create_cq",
          "ibv_cmd_destroy_cq", "ibv_cmd_create_qp_ex", "ibv_cmd_query_qp",
-         "ibv_cmd_modify_qp", "ibv_cmd_destroy_qp"]
+         "ibv_cmd_modify_qp", "ibv_cmd_destroy_qp", "ibv_cmd_create_ah",
+         "ibv_cmd_destroy_ah", "ibv_cmd_attach_mcast", "ibv_cmd_detach_mcast"]
 # our wrapper struct -> (uverbs command enum, core kernel struct)
 CMDS = {"ibv_get_context": ("IB_USER_VERBS_CMD_GET_CONTEXT", "ib_uverbs_get_context"),
         "ibv_alloc_pd": ("IB_USER_VERBS_CMD_ALLOC_PD", "ib_uverbs_alloc_pd"),

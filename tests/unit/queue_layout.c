@@ -25,6 +25,7 @@ SIZE_IS(struct softhca_wqe_atomic_seg, 16);
 SIZE_IS(struct softhca_wqe_data_seg, 16);
 SIZE_IS(struct softhca_wqe_inline_seg, 4);
 SIZE_IS(struct softhca_rwqe_sig, 16);
+SIZE_IS(struct softhca_wqe_av, SOFTHCA_AV_DS * SOFTHCA_DS_SIZE);
 SIZE_IS(struct softhca_cqe, 64);
 SIZE_IS(struct softhca_eqe, 64);
 SIZE_IS(struct softhca_qp_dbr, 8);
@@ -50,7 +51,10 @@ OFF_IS(struct softhca_wqe_data_seg, lkey, 4);
 OFF_IS(struct softhca_wqe_data_seg, addr, 8);
 OFF_IS(struct softhca_rwqe_sig, signature, 4);
 
+OFF_IS(struct softhca_cqe, smac, 4);
 OFF_IS(struct softhca_cqe, flags_rqpn, 24);
+OFF_IS(struct softhca_cqe, l4_l3_hdr_type, 29);
+OFF_IS(struct softhca_cqe, vlan_info, 30);
 OFF_IS(struct softhca_cqe, srqn_uidx, 32);
 OFF_IS(struct softhca_cqe, imm_inval_pkey, 36);
 OFF_IS(struct softhca_cqe, byte_cnt, 44);
@@ -108,8 +112,37 @@ static void wqe_segments_match_mlx5dv(void)
 	CHECK_EQ(sizeof(struct softhca_wqe_inline_seg), sizeof(struct mlx5_wqe_inl_data_seg));
 }
 
+/* The datagram segment is mlx5's address vector, field by field. */
+static void av_matches_mlx5dv(void)
+{
+	CHECK_EQ(sizeof(struct softhca_wqe_av), sizeof(struct mlx5_wqe_av));
+	CHECK_EQ(sizeof(struct softhca_wqe_av),
+		 sizeof(struct mlx5_wqe_datagram_seg));
+	SAME_OFF(struct softhca_wqe_av, qkey, struct mlx5_wqe_av, key.qkey.qkey);
+	SAME_OFF(struct softhca_wqe_av, dqp_dct, struct mlx5_wqe_av, dqp_dct);
+	SAME_OFF(struct softhca_wqe_av, stat_rate_sl, struct mlx5_wqe_av, stat_rate_sl);
+	SAME_OFF(struct softhca_wqe_av, fl_mlid, struct mlx5_wqe_av, fl_mlid);
+	SAME_OFF(struct softhca_wqe_av, rlid, struct mlx5_wqe_av, rlid);
+	SAME_OFF(struct softhca_wqe_av, rmac, struct mlx5_wqe_av, rmac);
+	SAME_OFF(struct softhca_wqe_av, tclass, struct mlx5_wqe_av, tclass);
+	SAME_OFF(struct softhca_wqe_av, hop_limit, struct mlx5_wqe_av, hop_limit);
+	SAME_OFF(struct softhca_wqe_av, grh_gid_fl, struct mlx5_wqe_av, grh_gid_fl);
+	SAME_OFF(struct softhca_wqe_av, rgid, struct mlx5_wqe_av, rgid);
+	CHECK_EQ(SOFTHCA_AV_EXTENDED, MLX5_EXTENDED_UD_AV);
+	/* Control and datagram segment fill one WQEBB: neither wraps. */
+	CHECK_EQ(sizeof(struct softhca_wqe_ctrl_seg) + sizeof(struct softhca_wqe_av),
+		 SOFTHCA_SEND_WQE_BB);
+	CHECK_EQ(SOFTHCA_GRH_SIZE, 40);
+	CHECK_EQ(SOFTHCA_QKEY_PRIVILEGED, 0x80000000u);
+	/* RoCE L3 header types (kernel MLX5_CQE_ROCE_L3_HEADER_TYPE_*). */
+	CHECK_EQ(SOFTHCA_CQE_L3_IPV6, MLX5_CQE_L3_HDR_TYPE_IPV6);
+	CHECK_EQ(SOFTHCA_CQE_L3_IPV4, MLX5_CQE_L3_HDR_TYPE_IPV4);
+}
+
 static void cqe_matches_mlx5dv(void)
 {
+	SAME_OFF(struct softhca_cqe, l4_l3_hdr_type, struct mlx5_cqe64, l4_hdr_type_etc);
+	SAME_OFF(struct softhca_cqe, vlan_info, struct mlx5_cqe64, vlan_info);
 	CHECK_EQ(sizeof(struct softhca_cqe), sizeof(struct mlx5_cqe64));
 	SAME_OFF(struct softhca_cqe, flags_rqpn, struct mlx5_cqe64, flags_rqpn);
 	SAME_OFF(struct softhca_cqe, srqn_uidx, struct mlx5_cqe64, srqn_uidx);
@@ -258,6 +291,7 @@ static void doorbell_area(void)
 
 static const struct tap_test tests[] = {
 	{ "wqe_segments_match_mlx5dv", wqe_segments_match_mlx5dv },
+	{ "av_matches_mlx5dv", av_matches_mlx5dv },
 	{ "cqe_matches_mlx5dv", cqe_matches_mlx5dv },
 	{ "err_cqe_matches_mlx5dv", err_cqe_matches_mlx5dv },
 	{ "eqe_offsets", eqe_offsets },

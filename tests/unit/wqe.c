@@ -8,7 +8,9 @@
  * accounting with zero-length SGEs, wrap-around at the end of the SQ ring
  * with guard bytes on both sides, max_inline and the other WRs a QP cannot
  * take (nothing written), the receive sentinel, signatures, the overflow
- * check and the table's rows and WR map.
+ * check and the table's rows and WR map; the datagram transport: the
+ * address vector of an address handle, the datagram segment, UD WQEs
+ * (AV, then data or inline, wrapping) and what a UD QP refuses.
  */
 #include <endian.h>
 #include <errno.h>
@@ -585,6 +587,13 @@ static void opcode_table_rows(void)
 		CHECK_EQ(op->resp_cqe, rows[i].resp_cqe);
 		CHECK_EQ(op->wc_opcode, rows[i].wc);
 		CHECK_EQ(softhca_opcode_is_local(op), rows[i].opcode == 0);
+		/* Datagram QPs post SENDs only; every opcode runs on RC. */
+		CHECK_EQ(op->tp, SOFTHCA_TP_RC |
+			 (rows[i].wr == IBV_WR_SEND ||
+			  rows[i].wr == IBV_WR_SEND_WITH_IMM ? SOFTHCA_TP_UD : 0));
+		CHECK(softhca_opcode_on(rows[i].opcode, SOFTHCA_TP_RC) == op);
+		CHECK((softhca_opcode_on(rows[i].opcode, SOFTHCA_TP_UD) == op) ==
+		      !!(op->tp & SOFTHCA_TP_UD));
 		if (rows[i].wr >= 0)
 			CHECK_EQ(softhca_wr_opcode(rows[i].wr), rows[i].opcode);
 	}
@@ -594,6 +603,8 @@ static void opcode_table_rows(void)
 	CHECK_EQ(known, sizeof(rows) / sizeof(rows[0]));
 	CHECK(!softhca_opcode_info(0x01));
 	CHECK(!softhca_opcode_info(SOFTHCA_OPCODE_CNT));
+	CHECK(!softhca_opcode_on(0x01, SOFTHCA_TP_RC | SOFTHCA_TP_UD));
+	CHECK(!softhca_opcode_on(SOFTHCA_OPCODE_CNT, SOFTHCA_TP_RC));
 	CHECK(!strcmp(softhca_opcode_name(0x01), "unknown"));
 }
 
@@ -789,6 +800,165 @@ static void wrs_record(void)
 	CHECK_EQ(head[3], 0);
 }
 
+/* ---- the datagram transport ------------------------------------------------ */
+
+static const uint8_t ud_dgid[16] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 0, 2,
+};
+static const uint8_t ud_dmac[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
+
+/* The 48 bytes of softhca_wqe_av, by hand, for ud_av(). */
+static const uint8_t ud_av_bytes[48] = {
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,	/* qkey, rsvd */
+	0x00, 0x00, 0x00, 0x00,				/* dqp_dct */
+	0x0a,						/* SL 5 << 1 */
+	0x00, 0xe3, 0x41,				/* fl_mlid, sport(0x12345) */
+	0x00, 0x00, 0x00, 0x00,				/* rsvd */
+	0x02, 0x11, 0x22, 0x33, 0x44, 0x55,		/* rmac */
+	0x60, 0x40,					/* tclass, hop_limit */
+	0x40, 0x31, 0x23, 0x45,				/* GRH, sgid 3, fl 0x12345 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 0, 2,
+};
+
+static struct softhca_av ud_av(uint32_t pdn)
+{
+	struct softhca_av av;
+
+	memset(&av, FILL, sizeof(av));
+	softhca_set_av(&av, pdn, ud_dgid, 3, 0x12345, 0x40, 0x60, 5, ud_dmac);
+	return av;
+}
+
+static struct softhca_sq_fmt ud_sq_new(void)
+{
+	struct softhca_sq_fmt sq = sq_new(64);
+
+	sq.tp = SOFTHCA_TP_UD;
+	sq.pdn = 7;
+	return sq;
+}
+
+static void av_and_datagram_segment_bytes(void)
+{
+	static const uint8_t head[12] = {
+		0x11, 0x11, 0x11, 0x11, 0x00, 0x00, 0x00, 0x00,	/* qkey */
+		0x80, 0xab, 0xcd, 0xef,			/* EXTENDED | QPN */
+	};
+	struct softhca_av av = ud_av(7);
+	struct softhca_wqe_av seg;
+
+	CHECK_BYTES(&av.wqe, ud_av_bytes, 48);
+	CHECK_EQ(av.pdn, 7);
+	CHECK_EQ(av.reserved, 0);
+	memset(&seg, FILL, sizeof(seg));
+	/* The QPN is masked to 24 bits; the Q_Key goes as given. */
+	softhca_set_datagram_seg(&seg, &av, 0x7fabcdef, 0x11111111);
+	CHECK_BYTES(&seg, head, 12);
+	CHECK_BYTES((uint8_t *)&seg + 12, ud_av_bytes + 12, 36);
+	/* RoCE v2 UDP source ports (ib_core's rdma_flow_label_to_udp_sport). */
+	CHECK_EQ(softhca_enc_udp_sport(0), 0xc000);
+	CHECK_EQ(softhca_enc_udp_sport(0x12345), 0xe341);
+	CHECK_EQ(softhca_enc_udp_sport(0xfffff), 0xffc0);
+}
+
+/* A UD SEND: ctrl + AV fill WQEBB 3, the data pointer wraps to 0. */
+static void build_ud_send_wraps(void)
+{
+	static const struct softhca_sge sg = {
+		.addr = 0x7f0000001000ull, .length = 0x100, .lkey = 0x1234,
+	};
+	static const uint8_t ctrl[16] = {
+		0x00, 0x00, 0x03, 0x0b, 0x00, 0x00, 0x42, 0x05,
+		0x00, 0x00, 0x00, 0x08, 0xca, 0xfe, 0xf0, 0x0d,
+	};
+	static const uint8_t data[16] = {
+		0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x12, 0x34,
+		0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x10, 0x00,
+	};
+	struct softhca_sq_fmt sq = ud_sq_new();
+	struct softhca_send_wr wr = wr_of(SOFTHCA_OPCODE_SEND_IMM, &sg, 1);
+	struct softhca_av av = ud_av(7);
+	const struct softhca_wqe_av *seg;
+
+	wr.av = &av;
+	wr.remote_qpn = 0x123;
+	wr.remote_qkey = 0x80000000;		/* the QP's own: the HCA's */
+	CHECK_EQ(softhca_build_send_wqe(&sq, 3, &wr), 2);
+	CHECK_BYTES(sq.ring.buf + 192, ctrl, 16);
+	seg = (const void *)(sq.ring.buf + 208);
+	CHECK_EQ(be32toh(seg->qkey), 0x80000000);
+	CHECK_EQ(be32toh(seg->dqp_dct), SOFTHCA_AV_EXTENDED | 0x123);
+	CHECK_BYTES(sq.ring.buf + 208 + 12, ud_av_bytes + 12, 36);
+	CHECK_BYTES(sq.ring.buf + 0, data, 16);
+	CHECK(untouched(&sq.ring, -GUARD, 0));
+	CHECK(untouched(&sq.ring, 16, 192));
+	CHECK(untouched(&sq.ring, 256, 256 + GUARD));
+	ring_free(&sq.ring);
+}
+
+/* Inline on UD: after the AV; a 0-byte SEND is ctrl + AV alone. */
+static void build_ud_inline_and_empty(void)
+{
+	static const uint8_t payload[20] = "twenty bytes inline";
+	struct softhca_sge sg = { .addr = (uintptr_t)payload, .length = 20 };
+	struct softhca_sq_fmt sq = ud_sq_new();
+	struct softhca_send_wr wr = wr_of(SOFTHCA_OPCODE_SEND, &sg, 1);
+	struct softhca_av av = ud_av(7);
+
+	wr.av = &av;
+	wr.send_inline = 1;
+	/* ctrl + AV + 4 + 20 bytes: 6 DS, 2 WQEBBs. */
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), 2);
+	CHECK_EQ(be32toh(*(__be32 *)(sq.ring.buf + 4)) & 0x3f, 6);
+	CHECK_EQ(be32toh(*(__be32 *)(sq.ring.buf + 64)),
+		 SOFTHCA_INLINE_SEG | 20);
+	CHECK_BYTES(sq.ring.buf + 68, payload, 20);
+	CHECK(untouched(&sq.ring, 96, 256 + GUARD));
+	ring_free(&sq.ring);
+
+	sq = ud_sq_new();
+	wr.num_sge = 0;
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), 1);
+	CHECK_EQ(be32toh(*(__be32 *)(sq.ring.buf + 4)) & 0x3f, 4);
+	CHECK(untouched(&sq.ring, 64, 256 + GUARD));
+	ring_free(&sq.ring);
+}
+
+/* What a UD QP refuses, with nothing written; an RC QP ignores an AV. */
+static void build_ud_refuses(void)
+{
+	struct softhca_sge sg = { .addr = 0x1000, .length = 8, .lkey = 1 };
+	struct softhca_sq_fmt sq = ud_sq_new();
+	struct softhca_send_wr wr;
+	struct softhca_av av = ud_av(7), other = ud_av(8);
+
+	wr = wr_of(SOFTHCA_OPCODE_RDMA_WRITE, &sg, 1);
+	wr.av = &av;
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), -EINVAL);
+	wr = wr_of(SOFTHCA_OPCODE_ATOMIC_FA, &sg, 1);
+	wr.av = &av;
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), -EINVAL);
+	wr = wr_of(SOFTHCA_OPCODE_SEND, &sg, 1);
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), -EINVAL);	/* no AH */
+	wr.av = &other;						/* its PD */
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), -EINVAL);
+	/* ctrl + AV + 5 pointers = 9 DS: 3 WQEBBs, the QP has 2. */
+	wr.av = &av;
+	wr.num_sge = 5;
+	wr.sg = (const struct softhca_sge[5]){ sg, sg, sg, sg, sg };
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), -EINVAL);
+	CHECK(untouched(&sq.ring, -GUARD, 256 + GUARD));
+	ring_free(&sq.ring);
+
+	sq = sq_new(64);
+	sq.tp = SOFTHCA_TP_RC;
+	wr = wr_of(SOFTHCA_OPCODE_SEND, &sg, 1);
+	wr.av = &other;
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), 1);
+	CHECK_EQ(be32toh(*(__be32 *)(sq.ring.buf + 4)) & 0x3f, 2);
+	ring_free(&sq.ring);
+}
+
 static const struct tap_test tests[] = {
 	{ "ctrl_segment_bytes", ctrl_segment_bytes },
 	{ "raddr_atomic_data_segment_bytes", raddr_atomic_data_segment_bytes },
@@ -810,6 +980,10 @@ static const struct tap_test tests[] = {
 	{ "build_refuses_what_the_qp_cannot_take", build_refuses_what_the_qp_cannot_take },
 	{ "build_signs_across_wrap", build_signs_across_wrap },
 	{ "wrs_record", wrs_record },
+	{ "av_and_datagram_segment_bytes", av_and_datagram_segment_bytes },
+	{ "build_ud_send_wraps", build_ud_send_wraps },
+	{ "build_ud_inline_and_empty", build_ud_inline_and_empty },
+	{ "build_ud_refuses", build_ud_refuses },
 };
 
 TAP_MAIN(tests)

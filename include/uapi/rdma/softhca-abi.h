@@ -77,7 +77,7 @@ struct softhca_create_cq_resp {
 };
 
 /*
- * RC QP: the kernel sizes the queues from the requested caps (the provider
+ * RC and UD QPs: the kernel sizes the queues from the requested caps (the provider
  * computes nothing of its own) and allocates one mapping: the RQ at
  * rq_offset (rq_wqe_cnt WQEs of 1 << rq_wqe_shift bytes), the SQ at
  * sq_offset (sq_wqebb_cnt 64-byte WQEBBs), the softhca_qp_dbr at dbr_offset.
@@ -107,6 +107,19 @@ struct softhca_create_qp_resp {
 	__aligned_u64 mmap_size;
 	__u32 db_slot;		/* the QP's slot in the doorbell area */
 	__u32 db_thread;	/* the engine thread serving it */
+};
+
+/*
+ * CREATE_AH (datagram QPs): no request. The kernel resolved the RoCE
+ * destination's MAC (ib_core, for a unicast GID by the route and the
+ * neighbour table, for a multicast GID by the IP multicast mapping) and
+ * returns it here, as mlx5_ib_create_ah_resp; the provider builds the
+ * address vector itself (softhca_set_av(), <rdma/softhca-wqe.h>).
+ */
+struct softhca_create_ah_resp {
+	__u32 response_length;	/* bytes the kernel filled in */
+	__u8 dmac[6];
+	__u8 reserved[6];
 };
 
 /*

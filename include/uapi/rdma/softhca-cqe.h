@@ -160,15 +160,23 @@ struct softhca_wc {
 	__u8 vendor_err;
 	__u8 sl;			/* responder */
 	__u8 with_imm;
+	/* A datagram's responder CQE: the GRH area heads the buffer. */
+	__u8 grh;
+	__u8 l3;			/* SOFTHCA_CQE_L3_IPV4 / _IPV6 */
+	__u8 vlan;			/* vlan_id is valid */
+	__u16 vlan_id;
+	__u8 smac[6];
 };
 
 /*
  * Copy decoded work completion @w into @wc, an ibv_wc or an ib_wc: the
- * fields both have under the same names. @with_imm is the side's
- * IBV_WC_WITH_IMM / IB_WC_WITH_IMM; the immediate and the QP are the
- * caller's, their fields differ.
+ * fields both have under the same names. @with_imm_flag and @grh_flag are
+ * the side's IBV_WC_WITH_IMM / IB_WC_WITH_IMM and IBV_WC_GRH / IB_WC_GRH;
+ * the immediate, the QP and the kernel's datagram fields (network header
+ * type, source MAC, VLAN) are the caller's, their fields differ. pkey_index
+ * is 0: the P_Key table has one entry.
  */
-#define SOFTHCA_WC_COPY(wc, w, with_imm_flag)				\
+#define SOFTHCA_WC_COPY(wc, w, with_imm_flag, grh_flag)			\
 	do {								\
 		(wc)->wr_id = (w)->wr_id;				\
 		(wc)->status = (w)->status;				\
@@ -176,7 +184,8 @@ struct softhca_wc {
 		(wc)->vendor_err = (w)->vendor_err;			\
 		(wc)->byte_len = (w)->byte_len;				\
 		(wc)->src_qp = (w)->src_qp;				\
-		(wc)->wc_flags = (w)->with_imm ? (with_imm_flag) : 0;	\
+		(wc)->wc_flags = ((w)->with_imm ? (with_imm_flag) : 0) |	\
+				 ((w)->grh ? (grh_flag) : 0);		\
 		(wc)->pkey_index = 0;					\
 		(wc)->slid = 0;						\
 		(wc)->sl = (w)->sl;					\
@@ -205,7 +214,28 @@ static inline void softhca_cqe_decode_req(const struct softhca_cqe *cqe,
 		       __be32_to_cpu(cqe->byte_cnt);
 }
 
-/* A good responder CQE: length, immediate, source QPN and SL. */
+/*
+ * What a datagram's CQE says of its packet (the GRH area in the buffer):
+ * the L3 header type, the source MAC, the VLAN and, as on Ethernet, the SL
+ * from its priority.
+ */
+static inline void softhca_cqe_decode_datagram(const struct softhca_cqe *cqe,
+					       __u32 rqpn,
+					       struct softhca_wc *wc)
+{
+	__u16 vlan = __be16_to_cpu(cqe->vlan_info);
+
+	wc->grh = 1;
+	wc->l3 = (rqpn >> SOFTHCA_CQE_L3_SHIFT) & SOFTHCA_CQE_L3_MASK;
+	memcpy(wc->smac, cqe->smac, sizeof(wc->smac));
+	if (cqe->l4_l3_hdr_type & SOFTHCA_CQE_VLAN_PRESENT) {
+		wc->vlan = 1;
+		wc->vlan_id = vlan & SOFTHCA_CQE_VLAN_VID_MASK;
+		wc->sl = vlan >> SOFTHCA_CQE_VLAN_PCP_SHIFT;
+	}
+}
+
+/* A good responder CQE: length, immediate, source QPN, datagram fields. */
 static inline void softhca_cqe_decode_resp(const struct softhca_cqe *cqe,
 					   const struct softhca_cqe_kind *k,
 					   struct softhca_wc *wc)
@@ -218,7 +248,9 @@ static inline void softhca_cqe_decode_resp(const struct softhca_cqe *cqe,
 	}
 	wc->byte_len = __be32_to_cpu(cqe->byte_cnt);
 	wc->src_qp = rqpn & SOFTHCA_24BIT_MASK;
-	wc->sl = (rqpn >> SOFTHCA_CQE_SL_SHIFT) & SOFTHCA_CQE_SL_MASK;
+	if (((rqpn >> SOFTHCA_CQE_GRH_SHIFT) & SOFTHCA_CQE_GRH_MASK) ==
+	    SOFTHCA_CQE_GRH_IN_BUFFER)
+		softhca_cqe_decode_datagram(cqe, rqpn, wc);
 }
 
 /*
@@ -246,6 +278,8 @@ static inline int softhca_cqe_decode(const struct softhca_cqe *cqe,
 	wc->vendor_err = 0;
 	wc->sl = 0;
 	wc->with_imm = 0;
+	wc->grh = 0;
+	wc->vlan = 0;
 	if (k->wq == SOFTHCA_CQE_WQ_SQ) {
 		if (softhca_wrs_retire_sq(sq, softhca_cqe_wqe_counter(cqe),
 					  &wc->wr_id))

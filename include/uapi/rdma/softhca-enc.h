@@ -76,6 +76,19 @@ static inline __u32 softhca_ds_to_wqebbs(__u32 ds)
 	       SOFTHCA_SEND_WQE_SHIFT;
 }
 
+/*
+ * The UDP source port of RoCE v2 packets of a flow (IBTA Annex A17: the
+ * range 0xC000..0xFFFF): the flow label folded into 14 bits, as ib_core's
+ * rdma_flow_label_to_udp_sport(); flow label 0 is the first port.
+ */
+#define SOFTHCA_UDP_SPORT_MIN		0xc000
+static inline __u16 softhca_enc_udp_sport(__u32 flow_label)
+{
+	__u32 low = flow_label & 0x03fff, high = flow_label & 0xfc000;
+
+	return (__u16)((low ^ (high >> 14)) | SOFTHCA_UDP_SPORT_MIN);
+}
+
 /* Owner bit of the lap of a free-running counter (ring of cnt, pow2). */
 static inline __u8 softhca_enc_owner(__u32 counter, __u32 cnt)
 {

@@ -47,6 +47,13 @@ enum {
 	SOFTHCA_WR_CNT			= 7,	/* every WR below has a row */
 };
 
+/*
+ * Transports (QP service types) of the opcode table's rc / ud columns: the
+ * opcodes a QP of that transport may post. The GSI QP is a datagram QP.
+ */
+#define SOFTHCA_TP_RC			(1U << 0)
+#define SOFTHCA_TP_UD			(1U << 1)
+
 /* An opcode without a work completion (NOP), or without a responder CQE. */
 #define SOFTHCA_WC_NONE			(-1)
 #define SOFTHCA_CQE_NONE		SOFTHCA_CQE_INVALID
@@ -55,6 +62,8 @@ enum {
  * The table. Columns:
  *   opcode  ctrl opmod_idx_opcode 7:0 (mlx5 numbering)
  *   wr      the SOFTHCA_WR_* that posts it
+ *   rc, ud  posted by QPs of that transport (1: yes); a datagram WQE has
+ *           the datagram segment right after ctrl, before the segments below
  *   segments after the control segment, in this order (1: present):
  *     ra    remote address segment
  *     at    atomic segment (then exactly one 8-byte data pointer)
@@ -74,15 +83,15 @@ enum {
  *   cqe     the responder's CQE opcode (SOFTHCA_CQE_RESP_*)
  */
 #define SOFTHCA_OPCODE_LIST(X)						\
-/*	name            opcode wr                    ra at da in imm rv cmp local        remote         wc          cqe */ \
-	X(NOP,            0x00, NONE,                  0, 0, 0, 0, 0,  0, 0,  NONE,        NONE,          NONE,       NONE)          \
-	X(RDMA_WRITE,     0x08, RDMA_WRITE,            1, 0, 1, 1, 0,  0, 0,  LOCAL_READ,  REMOTE_WRITE,  RDMA_WRITE, NONE)          \
-	X(RDMA_WRITE_IMM, 0x09, RDMA_WRITE_WITH_IMM,   1, 0, 1, 1, 1,  1, 0,  LOCAL_READ,  REMOTE_WRITE,  RDMA_WRITE, RESP_WR_IMM)   \
-	X(SEND,           0x0a, SEND,                  0, 0, 1, 1, 0,  1, 0,  LOCAL_READ,  NONE,          SEND,       RESP_SEND)     \
-	X(SEND_IMM,       0x0b, SEND_WITH_IMM,         0, 0, 1, 1, 1,  1, 0,  LOCAL_READ,  NONE,          SEND,       RESP_SEND_IMM) \
-	X(RDMA_READ,      0x10, RDMA_READ,             1, 0, 1, 0, 0,  0, 0,  LOCAL_WRITE, REMOTE_READ,   RDMA_READ,  NONE)          \
-	X(ATOMIC_CS,      0x11, ATOMIC_CMP_AND_SWP,    1, 1, 1, 0, 0,  0, 1,  LOCAL_WRITE, REMOTE_ATOMIC, COMP_SWAP,  NONE)          \
-	X(ATOMIC_FA,      0x12, ATOMIC_FETCH_AND_ADD,  1, 1, 1, 0, 0,  0, 0,  LOCAL_WRITE, REMOTE_ATOMIC, FETCH_ADD,  NONE)
+/*	name            opcode wr                    rc ud ra at da in imm rv cmp local        remote         wc          cqe */ \
+	X(NOP,            0x00, NONE,                  1, 0, 0, 0, 0, 0, 0,  0, 0,  NONE,        NONE,          NONE,       NONE)          \
+	X(RDMA_WRITE,     0x08, RDMA_WRITE,            1, 0, 1, 0, 1, 1, 0,  0, 0,  LOCAL_READ,  REMOTE_WRITE,  RDMA_WRITE, NONE)          \
+	X(RDMA_WRITE_IMM, 0x09, RDMA_WRITE_WITH_IMM,   1, 0, 1, 0, 1, 1, 1,  1, 0,  LOCAL_READ,  REMOTE_WRITE,  RDMA_WRITE, RESP_WR_IMM)   \
+	X(SEND,           0x0a, SEND,                  1, 1, 0, 0, 1, 1, 0,  1, 0,  LOCAL_READ,  NONE,          SEND,       RESP_SEND)     \
+	X(SEND_IMM,       0x0b, SEND_WITH_IMM,         1, 1, 0, 0, 1, 1, 1,  1, 0,  LOCAL_READ,  NONE,          SEND,       RESP_SEND_IMM) \
+	X(RDMA_READ,      0x10, RDMA_READ,             1, 0, 1, 0, 1, 0, 0,  0, 0,  LOCAL_WRITE, REMOTE_READ,   RDMA_READ,  NONE)          \
+	X(ATOMIC_CS,      0x11, ATOMIC_CMP_AND_SWP,    1, 0, 1, 1, 1, 0, 0,  0, 1,  LOCAL_WRITE, REMOTE_ATOMIC, COMP_SWAP,  NONE)          \
+	X(ATOMIC_FA,      0x12, ATOMIC_FETCH_AND_ADD,  1, 0, 1, 1, 1, 0, 0,  0, 0,  LOCAL_WRITE, REMOTE_ATOMIC, FETCH_ADD,  NONE)
 
 /* Opcodes the table has room for (the highest mlx5 send opcode is 0x2f). */
 #define SOFTHCA_OPCODE_CNT		0x30
@@ -108,6 +117,7 @@ struct softhca_opcode_info {
 	const char *name;	/* "SEND_IMM"; NULL: no such opcode */
 	__u8 opcode;		/* SOFTHCA_OPCODE_*: its own index */
 	__s8 wr;		/* SOFTHCA_WR_* */
+	__u8 tp;		/* SOFTHCA_TP_*: transports that post it */
 	__u8 segs;		/* SOFTHCA_SEG_* */
 	__u8 flags;		/* SOFTHCA_OPF_* */
 	__u8 local_access;	/* SOFTHCA_ACCESS_* */
@@ -116,12 +126,13 @@ struct softhca_opcode_info {
 	__s16 wc_opcode;	/* SOFTHCA_WC_*, SOFTHCA_WC_NONE */
 };
 
-#define SOFTHCA_OPCODE_ROW(name_, op_, wr_, ra, at, da, in, imm, rv, cmp, \
-			   local, remote, wc, cqe)			\
+#define SOFTHCA_OPCODE_ROW(name_, op_, wr_, rc, ud, ra, at, da, in, imm, \
+			   rv, cmp, local, remote, wc, cqe)		\
 	[op_] = {							\
 		.name = #name_,						\
 		.opcode = (op_),					\
 		.wr = SOFTHCA_WR_##wr_,					\
+		.tp = (rc) * SOFTHCA_TP_RC | (ud) * SOFTHCA_TP_UD,	\
 		.segs = (ra) * SOFTHCA_SEG_RADDR |			\
 			(at) * SOFTHCA_SEG_ATOMIC |			\
 			(da) * SOFTHCA_SEG_DATA |			\
@@ -143,10 +154,15 @@ static const struct softhca_opcode_info softhca_opcodes[SOFTHCA_OPCODE_CNT] = {
  * Build-time checks of every row: the layout the WQE builder writes and
  * the HCA parses, and the combinations the requester and responder take.
  */
-#define SOFTHCA_OPCODE_ROW_CHECK(name_, op_, wr_, ra, at, da, in, imm, rv, \
-				 cmp, local, remote, wc, cqe)		\
+#define SOFTHCA_OPCODE_ROW_CHECK(name_, op_, wr_, rc, ud, ra, at, da, in, \
+				 imm, rv, cmp, local, remote, wc, cqe)	\
 	_Static_assert((op_) < SOFTHCA_OPCODE_CNT,			\
 		       #name_ ": opcode beyond the table");		\
+	_Static_assert((rc),						\
+		       #name_ ": every opcode runs on RC (the WQE builder " \
+		       "checks the transport of datagram QPs only)");	\
+	_Static_assert(!(ud) || (!(ra) && !(at) && (rv)),		\
+		       #name_ ": a datagram is a SEND: no remote memory"); \
 	_Static_assert(SOFTHCA_WR_##wr_ == SOFTHCA_WR_NONE ||		\
 		       (SOFTHCA_WR_##wr_ >= 0 &&			\
 			SOFTHCA_WR_##wr_ < SOFTHCA_WR_CNT),		\
@@ -226,6 +242,18 @@ static inline const struct softhca_opcode_info *softhca_opcode_info(__u32 opcode
 		return 0;
 	op = &softhca_opcodes[opcode];
 	return op->name ? op : 0;
+}
+
+/* The row of @opcode if a QP of transport @tp (SOFTHCA_TP_*) may post it. */
+static inline const struct softhca_opcode_info *
+softhca_opcode_on(__u32 opcode, __u32 tp)
+{
+	const struct softhca_opcode_info *op;
+
+	if (opcode >= SOFTHCA_OPCODE_CNT)
+		return 0;
+	op = &softhca_opcodes[opcode];
+	return op->tp & tp ? op : 0;
 }
 
 /* The name of @opcode for debug output. */

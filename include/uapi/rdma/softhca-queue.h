@@ -87,6 +87,41 @@ struct softhca_wqe_data_seg {
 	__be64	addr;			/* 8 */
 };
 
+/*
+ * Datagram segment (UD): right after the control segment of every send WQE
+ * of a datagram QP, the address vector (mlx5_wqe_av / mlx5_wqe_datagram_seg):
+ * an address handle's AV with the WR's remote QPN and Q_Key. Control and
+ * datagram segment fill the first WQEBB exactly, so neither wraps.
+ */
+struct softhca_wqe_av {
+	__be32	qkey;			/* 0: the WR's Q_Key; bit 31: the QP's own */
+	__be32	reserved4;		/* 4 */
+	__be32	dqp_dct;		/* 8: SOFTHCA_AV_EXTENDED | remote QPN 23:0 */
+	__u8	stat_rate_sl;		/* 12: static rate 7:4, SL 3:1 (RoCE) */
+	__u8	fl_mlid;		/* 13: 0 (InfiniBand source path bits) */
+	__be16	rlid;			/* 14: RoCE v2: the UDP source port */
+	__u8	reserved16[4];		/* 16 */
+	__u8	rmac[6];		/* 20: destination MAC */
+	__u8	tclass;			/* 26: traffic class */
+	__u8	hop_limit;		/* 27 */
+	__be32	grh_gid_fl;		/* 28: GRH 30, SGID index 27:20, flow label 19:0 */
+	__u8	rgid[16];		/* 32: destination GID */
+};
+#define SOFTHCA_AV_DS			3	/* 48 bytes */
+#define SOFTHCA_AV_EXTENDED		0x80000000U	/* dqp_dct: a full AV */
+#define SOFTHCA_AV_GRH			(1U << 30)
+#define SOFTHCA_AV_SGID_SHIFT		20
+#define SOFTHCA_AV_SGID_MASK		0xff
+#define SOFTHCA_AV_FLOW_LABEL_MASK	0xfffff
+#define SOFTHCA_AV_SL_SHIFT		1
+#define SOFTHCA_AV_SL_MASK		0x7
+/*
+ * A Q_Key with bit 31 set is a controlled (privileged) one: in a WR it
+ * stands for the sending QP's own Q_Key (IBA 10.2.5); only QPs the kernel
+ * created may own one (the GSI QP's is 0x80010000).
+ */
+#define SOFTHCA_QKEY_PRIVILEGED		0x80000000U
+
 /* Inline data segment: this 4-byte header, then byte_count & ~INLINE bytes
  * of payload, padded to a DS boundary; the payload may wrap to the start of
  * the ring. Present only when the inline payload is not empty.
@@ -162,18 +197,44 @@ struct softhca_rwqe_sig {
 #define SOFTHCA_24BIT_MASK		0x00ffffff
 /* sop_drop_qpn / s_wqe_opcode_qpn: WQE opcode 31:24, QPN 23:0 */
 #define SOFTHCA_CQE_WQE_OPCODE_SHIFT	24
-/* flags_rqpn: SL 27:24, remote (source) QPN 23:0 */
-#define SOFTHCA_CQE_SL_SHIFT		24
-#define SOFTHCA_CQE_SL_MASK		0xf
+/*
+ * flags_rqpn (responder): GRH 29:28 (SOFTHCA_CQE_GRH_IN_BUFFER: the
+ * receive buffer starts with the 40-byte GRH area, as every datagram's
+ * does), RoCE L3 header type 25:24, remote (source) QPN 23:0. As mlx5 on
+ * Ethernet, the SL is the VLAN priority (vlan_info), 0 without a VLAN.
+ */
+#define SOFTHCA_CQE_GRH_SHIFT		28
+#define SOFTHCA_CQE_GRH_MASK		0x3
+#define SOFTHCA_CQE_GRH_IN_BUFFER	1
+#define SOFTHCA_CQE_L3_SHIFT		24
+#define SOFTHCA_CQE_L3_MASK		0x3
+#define SOFTHCA_CQE_L3_IPV6		1	/* MLX5_CQE_ROCE_L3_HEADER_TYPE_* */
+#define SOFTHCA_CQE_L3_IPV4		2
+/* l4_l3_hdr_type bit 0: vlan_info holds the VLAN tag (PCP 15:13, VID 11:0). */
+#define SOFTHCA_CQE_VLAN_PRESENT	0x01
+#define SOFTHCA_CQE_VLAN_PCP_SHIFT	13
+#define SOFTHCA_CQE_VLAN_VID_MASK	0x0fff
+
+/*
+ * The GRH area at the head of every datagram's receive buffer: RoCE v2
+ * over IPv6 puts the IPv6 header in all 40 bytes, over IPv4 the IPv4
+ * header in the last 20 (the first 20 are zero). byte_cnt counts it.
+ */
+#define SOFTHCA_GRH_SIZE		40
+#define SOFTHCA_GRH_IPV4_OFFSET		20
 
 /*
  * Bytes 36..55 are read one way in a good CQE and another in an error CQE
  * (opcode REQ_ERR / RESP_ERR), as in mlx5_cqe64 / mlx5_err_cqe.
  */
 struct softhca_cqe {
-	__u8	rsvd0[24];		/* 0 */
-	__be32	flags_rqpn;		/* 24: responder: SL, source QPN */
-	__u8	rsvd28[4];		/* 28 */
+	__u8	rsvd0[4];		/* 0 */
+	__u8	smac[6];		/* 4: datagram: the source MAC (softhca's) */
+	__u8	rsvd10[14];		/* 10 */
+	__be32	flags_rqpn;		/* 24: responder: GRH, L3 type, source QPN */
+	__u8	hds_ip_ext;		/* 28 */
+	__u8	l4_l3_hdr_type;		/* 29: SOFTHCA_CQE_VLAN_PRESENT */
+	__be16	vlan_info;		/* 30: datagram: PCP, VID */
 	__be32	srqn_uidx;		/* 32 */
 	union {
 		struct {

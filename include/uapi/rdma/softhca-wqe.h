@@ -3,7 +3,8 @@
  * softhca WQE builder, shared by the provider (user/send.c, wr.c, recv.c)
  * and the kernel's own verbs (kernel/kverbs.c): one send WQE from a
  * neutral descriptor into an SQ ring, following the ring wrap; one receive
- * WQE into its slot; their signatures; and the per-slot record of posted
+ * WQE into its slot; their signatures; the address vector of an address
+ * handle (datagram QPs); and the per-slot record of posted
  * WRs that the CQE decoder (<rdma/softhca-cqe.h>) looks WRs up in. What
  * each opcode carries comes from <rdma/softhca-opcodes.h>, the layouts
  * from <rdma/softhca-queue.h>. No locks, no doorbells: the caller holds
@@ -57,7 +58,45 @@ struct softhca_sq_fmt {
 	__u32 max_wqebbs;		/* the largest WQE the QP was granted */
 	__u32 max_inline;		/* its max_inline_data */
 	__u32 sign;			/* it signs its WQEs */
+	__u32 tp;			/* SOFTHCA_TP_* of the QP */
+	__u32 pdn;			/* its PD: an AV must be of the same */
 };
+
+/*
+ * An address handle's address vector, as both sides keep it: the datagram
+ * segment but for the remote QPN and Q_Key of each WR, and the PD the
+ * handle belongs to (a WR may use it only on a QP of that PD).
+ */
+struct softhca_av {
+	struct softhca_wqe_av wqe;
+	__u32 pdn;
+	__u32 reserved;
+};
+
+/*
+ * The AV of a RoCE v2 address (seed of both sides' create_ah): @dgid the
+ * destination, @sgid_index the source GID, @dmac the destination MAC the
+ * kernel resolved; the UDP source port from the flow label.
+ */
+static inline void softhca_set_av(struct softhca_av *av, __u32 pdn,
+				  const __u8 *dgid, __u8 sgid_index,
+				  __u32 flow_label, __u8 hop_limit,
+				  __u8 tclass, __u8 sl, const __u8 *dmac)
+{
+	struct softhca_wqe_av *w = &av->wqe;
+
+	memset(av, 0, sizeof(*av));
+	av->pdn = pdn;
+	w->stat_rate_sl = (sl & SOFTHCA_AV_SL_MASK) << SOFTHCA_AV_SL_SHIFT;
+	w->rlid = __cpu_to_be16(softhca_enc_udp_sport(flow_label));
+	memcpy(w->rmac, dmac, sizeof(w->rmac));
+	w->tclass = tclass;
+	w->hop_limit = hop_limit;
+	w->grh_gid_fl = __cpu_to_be32(SOFTHCA_AV_GRH |
+				      (__u32)sgid_index << SOFTHCA_AV_SGID_SHIFT |
+				      (flow_label & SOFTHCA_AV_FLOW_LABEL_MASK));
+	memcpy(w->rgid, dgid, sizeof(w->rgid));
+}
 
 /* One send WR in WQE terms, as either side's post_send found it. */
 struct softhca_send_wr {
@@ -71,6 +110,10 @@ struct softhca_send_wr {
 	__u64 compare;			/* atomic: compare (CS only) */
 	const struct softhca_sge *sg;
 	__u32 num_sge;			/* at most the QP's max_send_sge */
+	/* Datagram QPs: the address handle's AV and the WR's address. */
+	const struct softhca_av *av;
+	__u32 remote_qpn;
+	__u32 remote_qkey;
 };
 
 /*
@@ -315,8 +358,10 @@ static inline int softhca_send_wr_inline(const struct softhca_send_wr *wr)
 /*
  * The DS count of @wr's WQE on @sq, and its inline payload's length in
  * *@inl_len, or a negative errno for a WR the QP cannot take: an inline
- * payload beyond max_inline_data is -ENOMEM (as mlx5), an atomic without
- * exactly one SGE or a WQE beyond the QP's largest -EINVAL.
+ * payload beyond max_inline_data is -ENOMEM (as mlx5); an atomic without
+ * exactly one SGE, a WQE beyond the QP's largest, and on a datagram QP an
+ * opcode its transport does not post, no AV or an AV of another PD are
+ * -EINVAL.
  */
 static inline int softhca_send_wqe_ds(const struct softhca_sq_fmt *sq,
 				      const struct softhca_send_wr *wr,
@@ -326,6 +371,13 @@ static inline int softhca_send_wqe_ds(const struct softhca_sq_fmt *sq,
 	__u32 ds = 1, i;
 
 	*inl_len = 0;
+	/* The only test of the transport: every opcode runs on RC. */
+	if (sq->tp == SOFTHCA_TP_UD) {
+		if (!(wr->op->tp & SOFTHCA_TP_UD) || !wr->av ||
+		    wr->av->pdn != sq->pdn)
+			return -EINVAL;
+		ds += SOFTHCA_AV_DS;
+	}
 	if (segs & SOFTHCA_SEG_RADDR)
 		ds++;
 	if (segs & SOFTHCA_SEG_ATOMIC) {
@@ -350,12 +402,26 @@ static inline int softhca_send_wqe_ds(const struct softhca_sq_fmt *sq,
 }
 
 /*
- * Write @wr's WQE at SQ counter @cur_post (seed-map.md §3.1 step 2): ctrl, then
- * the segments its opcode carries: raddr, atomic and its 8-byte data
- * pointer, inline data or one data pointer per non-empty SGE; then the
- * signature if the QP signs. Returns the WQEBBs it occupies (cur_post's
- * advance), or the negative errno of softhca_send_wqe_ds() with nothing
- * written.
+ * The datagram segment at @seg: the AV with the WR's remote QPN and
+ * Q_Key. It ends the first WQEBB, so it never wraps.
+ */
+static inline void softhca_set_datagram_seg(struct softhca_wqe_av *seg,
+					    const struct softhca_av *av,
+					    __u32 remote_qpn, __u32 remote_qkey)
+{
+	memcpy(seg, &av->wqe, sizeof(*seg));
+	seg->qkey = __cpu_to_be32(remote_qkey);
+	seg->dqp_dct = __cpu_to_be32(SOFTHCA_AV_EXTENDED |
+				     (remote_qpn & SOFTHCA_24BIT_MASK));
+}
+
+/*
+ * Write @wr's WQE at SQ counter @cur_post (seed-map.md §3.1 step 2): ctrl,
+ * the datagram segment on a datagram QP, then the segments its opcode
+ * carries: raddr, atomic and its 8-byte data pointer, inline data or one
+ * data pointer per non-empty SGE; then the signature if the QP signs.
+ * Returns the WQEBBs it occupies (cur_post's advance), or the negative
+ * errno of softhca_send_wqe_ds() with nothing written.
  */
 static inline int softhca_build_send_wqe(const struct softhca_sq_fmt *sq,
 					 __u32 cur_post,
@@ -369,6 +435,14 @@ static inline int softhca_build_send_wqe(const struct softhca_sq_fmt *sq,
 		return ds;
 	off = (cur_post << SOFTHCA_SEND_WQE_SHIFT) & (sq->ring.size - 1);
 	seg = off + sizeof(struct softhca_wqe_ctrl_seg);
+	if (sq->tp == SOFTHCA_TP_UD) {
+		softhca_set_datagram_seg((struct softhca_wqe_av *)
+					 (sq->ring.buf + seg), wr->av,
+					 wr->remote_qpn, wr->remote_qkey);
+		/* The data segments start the next WQEBB: they may wrap. */
+		seg = softhca_ring_advance(&sq->ring, seg,
+					   sizeof(struct softhca_wqe_av));
+	}
 	/* raddr, atomic and its data pointer fit in the first WQEBB. */
 	if (op->segs & SOFTHCA_SEG_RADDR) {
 		softhca_set_raddr_seg((struct softhca_wqe_raddr_seg *)
