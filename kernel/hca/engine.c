@@ -703,6 +703,7 @@ struct hca_exec_ctx *hca_ctx_get(struct hca_engine_dev *eh)
 	if (ctx) {
 		ctx->is_thread = false;
 		ctx->deferred = NULL;
+		ctx->resp_held = NULL;
 	}
 	return ctx;
 }
