@@ -591,6 +591,32 @@ static void hca_engine_yield(struct hca_engine_thread *thr, s64 now)
 	cond_resched();
 }
 
+/* Time this thread has spent runnable but waiting for a CPU (sched_info). */
+static u64 hca_run_delay(void)
+{
+#ifdef CONFIG_SCHED_INFO
+	return current->sched_info.run_delay;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * Did the thread wait for its CPU for engine_yield_us or more since *@seen?
+ * Then a task that does not go away holds the CPU between our passes (more
+ * busy tasks than CPUs): the scheduler preempts us at every might_sleep()
+ * while the posts queue up behind a thread that is not running, and
+ * back-off (NEED_WAKEUP up, the posters run their own work) serves them
+ * better. A task woken for a moment runs for less than that.
+ */
+static bool hca_waited_for_cpu(u64 *seen)
+{
+	u64 now = hca_run_delay(), before = *seen;
+
+	*seen = now;
+	return now - before > (u64)READ_ONCE(engine_yield_us) * NSEC_PER_USEC;
+}
+
 /*
  * An engine thread. While it polls, posts make no system call. When the
  * scheduler wants its CPU for a moment (need_resched) it yields; when
@@ -602,6 +628,7 @@ static int hca_engine_thread(void *data)
 {
 	struct hca_engine_thread *thr = data;
 	s64 prev, now, step, idle = 0, contended = -1;
+	u64 waited = hca_run_delay();
 	bool progress;
 
 	/* The thread's own timing: local_clock(), cheap on every machine. */
@@ -624,6 +651,10 @@ static int hca_engine_thread(void *data)
 			hca_engine_sleep(thr, HCA_ENG_IDLE);
 			goto slept;
 		}
+		if (hca_waited_for_cpu(&waited)) {
+			hca_engine_sleep(thr, HCA_ENG_BACKOFF);
+			goto slept;
+		}
 		if (need_resched()) {
 			if (!hca_engine_move(thr, now))
 				hca_engine_yield(thr, now);
@@ -642,7 +673,10 @@ static int hca_engine_thread(void *data)
 		} else {
 			contended = -1;
 		}
-		/* A quiescent state for RCU-tasks; reschedules nothing here. */
+		/*
+		 * A quiescent state for RCU-tasks. Its cond_resched() seldom
+		 * has work: need_resched() was looked at above.
+		 */
 		cond_resched_tasks_rcu_qs();
 		continue;
 slept:
@@ -650,6 +684,7 @@ slept:
 		idle = 0;
 		contended = -1;
 		thr->moved_at = prev - HCA_MOVE_INTERVAL_NS;
+		waited = hca_run_delay();
 	}
 	return 0;
 }
@@ -668,6 +703,7 @@ struct hca_exec_ctx *hca_ctx_get(struct hca_engine_dev *eh)
 	if (ctx) {
 		ctx->is_thread = false;
 		ctx->deferred = NULL;
+		ctx->resp_held = NULL;
 	}
 	return ctx;
 }

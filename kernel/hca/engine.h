@@ -229,6 +229,12 @@ struct hca_answer {
 struct hca_exec_ctx {
 	bool is_thread;		/* the engine thread, else a wake-up caller */
 	struct hca_qp *deferred;	/* a QP an error moved to ERR (ref held) */
+	/*
+	 * A responder's receive CQE held back until the requester's send CQE
+	 * is written (hca_resp_done()); its QP's resp_lock stays held.
+	 */
+	struct hca_qp *resp_held;
+	struct softhca_cqe resp_cqe;
 	struct hca_wqe wqe;
 	struct hca_sgl remote;		/* the responder's list (RQ WQE, or rkey) */
 	u8 wqe_buf[HCA_ENG_WQE_MAX] __aligned(16);
@@ -397,6 +403,7 @@ static inline int hca_sgl_get(struct hca *hca, u32 pdn, u32 access,
 }
 
 /* responder.c */
+void hca_resp_done(struct hca_exec_ctx *ctx);
 void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,
 		      struct hca_qp *resp, struct hca_answer *ans);
 bool hca_rq_flush(struct hca_qp *qp, unsigned int budget);

@@ -402,17 +402,23 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		hca_count(e->req_cnt, HCA_QCNT_TX_RETRIES, 1);
 	ans.kind = HCA_ANS_NONE;
 	resp = hca_fabric_route(&e->route, p->dgid, p->dest_qpn);
-	if (resp) {
+	if (resp)
 		hca_resp_handle(ctx, qp, resp, &ans);
-		hca_qp_put(resp);
-	}
 	hca_sgl_put(&w->local);
 
-	switch (ans.kind) {
-	case HCA_ANS_ACK:
+	if (ans.kind == HCA_ANS_ACK) {
 		/* The response of a READ or an atomic brought the data. */
 		hca_count(e->req_cnt, HCA_QCNT_RX_BYTES, fetches ? w->local.len : 0);
 		hca_sq_complete(qp, w);
+	}
+	/* The responder's CQE after ours (hca_resp_done()), then its ref. */
+	if (resp) {
+		hca_resp_done(ctx);
+		hca_qp_put(resp);
+	}
+
+	switch (ans.kind) {
+	case HCA_ANS_ACK:
 		return HCA_STEP_DONE;
 	case HCA_ANS_NAK:
 		hca_sq_fail(qp, w, ans.syndrome);

@@ -232,7 +232,29 @@ static inline void hca_resp_cqe(struct hca_exec_ctx *ctx,
 	cqe.op_own = w->op->resp_cqe << SOFTHCA_CQE_OPCODE_SHIFT;
 	if (w->fm_ce_se & SOFTHCA_WQE_CTRL_SOLICITED)
 		cqe.op_own |= SOFTHCA_CQE_SE;
-	hca_resp_cqe_write(ctx, resp, &cqe);
+	/* Written by hca_resp_done(), after the requester's CQE. */
+	ctx->resp_cqe = cqe;
+	ctx->resp_held = resp;
+}
+
+/*
+ * The requester's completion is written: now the receive CQE held back by
+ * hca_resp_cqe(), and resp_lock goes. On a wire the ACK reaches the
+ * requester before anything the responder's application sends back, so
+ * its send CQE comes first; written the other way round, a reply could
+ * complete at the requester before its own send did (perftest's event
+ * mode, which polls its send CQ once per event, then found its one-WQE SQ
+ * full).
+ */
+void hca_resp_done(struct hca_exec_ctx *ctx)
+{
+	struct hca_qp *resp = ctx->resp_held;
+
+	if (!resp)
+		return;
+	ctx->resp_held = NULL;
+	hca_resp_cqe_write(ctx, resp, &ctx->resp_cqe);
+	mutex_unlock(&resp->eng->resp_lock);
 }
 
 /* The RQ WQE at rq_ci fails with @syndrome: error CQE, consumed. */
@@ -476,7 +498,9 @@ void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,
 			  ctx->wqe.local.len);
 	}
 out:
-	mutex_unlock(&resp->eng->resp_lock);
+	/* A success CQE held back keeps the lock until hca_resp_done(). */
+	if (!ctx->resp_held)
+		mutex_unlock(&resp->eng->resp_lock);
 }
 
 /*
