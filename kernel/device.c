@@ -220,6 +220,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.fill_res_mr_entry = shca_fill_res_mr_entry,
 	.fill_res_qp_entry = shca_fill_res_qp_entry,
 	.get_dev_fw_str = shca_get_dev_fw_str,
+	.get_dma_mr = shca_get_dma_mr,
 	.get_hw_stats = shca_get_hw_stats,
 	.get_link_layer = shca_get_link_layer,
 	.get_port_immutable = shca_get_port_immutable,

@@ -3,7 +3,8 @@
  * softhca verbs driver: user memory regions. The pages are pinned with
  * ib_umem; their struct page array is the MKey's translation table, which
  * the HCA model reads through kernel mappings (the device is a virt-DMA
- * device: no IOMMU, no bus addresses).
+ * device: no IOMMU, no bus addresses). Kernel QPs reach kernel memory
+ * through the reserved lkey; there is no DMA MR.
  */
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -156,4 +157,16 @@ int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	kvfree(mr->pages);
 	kfree(mr);
 	return 0;
+}
+
+/*
+ * ib_core counts a device without this op as no kernel verbs provider
+ * and binds none of its kernel clients (ib_mad, ib_cm, rdma_cm). With
+ * IBK_LOCAL_DMA_LKEY, ib_alloc_pd() calls it only for
+ * IB_PD_UNSAFE_GLOBAL_RKEY: remote access to all of memory, which this
+ * device never grants.
+ */
+struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	return ERR_PTR(-EOPNOTSUPP);
 }

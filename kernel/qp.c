@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softhca verbs driver: queue pairs (RC and UD) and multicast attachment.
+ * softhca verbs driver: queue pairs (RC, UD and ib_mad's GSI QP) and
+ * multicast attachment.
  *
  * The kernel sizes the queues from the requested caps (the provider
  * computes nothing) and allocates one zeroed, page-aligned area that the
@@ -33,7 +34,8 @@
  * What one QP type is to the driver: the model's service type and
  * transport, the segment every send WQE has between ctrl and its data
  * (RC: a remote address, UD: the datagram segment), whether its WQEs may
- * be atomics, and the creation flags it takes.
+ * be atomics, the creation flags it takes, and whether only the kernel
+ * may create it (the GSI QP: ib_mad's, one per port).
  */
 struct shca_qp_kind {
 	enum ib_qp_type type;
@@ -42,6 +44,7 @@ struct shca_qp_kind {
 	u32 hdr;			/* bytes after ctrl, before the data */
 	bool atomics;
 	bool port_mtu;			/* its path MTU is its port's */
+	bool kernel_only;
 	u32 create_flags;		/* IB_QP_CREATE_* */
 };
 
@@ -51,6 +54,8 @@ static const struct shca_qp_kind shca_qp_kinds[] = {
 	{ .type = IB_QPT_UD, .st = HCA_QP_ST_UD, .tp = SOFTHCA_TP_UD,
 	  .hdr = SHCA_WQE_AV_SIZE, .port_mtu = true,
 	  .create_flags = IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK },
+	{ .type = IB_QPT_GSI, .st = HCA_QP_ST_GSI, .tp = SOFTHCA_TP_UD,
+	  .hdr = SHCA_WQE_AV_SIZE, .port_mtu = true, .kernel_only = true },
 };
 
 static const struct shca_qp_kind *shca_qp_kind(enum ib_qp_type type)
@@ -160,14 +165,17 @@ static int shca_qp_layout(const struct hca_caps *caps,
 }
 
 static int shca_qp_check_init_attr(struct ib_qp_init_attr *init_attr,
-				   const struct shca_qp_kind *k)
+				   const struct shca_qp_kind *k, bool user)
 {
 	/*
-	 * RC and UD. RoCE has no SMI; the GSI needs the kernel verbs; UC,
-	 * XRC, raw packet are not in the caps.
+	 * RC, UD and GSI. RoCE has no SMI; UC, XRC, raw packet are not in
+	 * the caps.
 	 */
 	if (!k)
 		return -EOPNOTSUPP;
+	/* ib_uverbs refuses a GSI QP first; EINVAL as it says. */
+	if (k->kernel_only && user)
+		return -EINVAL;
 	/* No SRQ exists on this device; no RSS table either. */
 	if (init_attr->srq || init_attr->rwq_ind_tbl)
 		return -EINVAL;
@@ -204,7 +212,7 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	bool sig;
 	int err;
 
-	err = shca_qp_check_init_attr(init_attr, k);
+	err = shca_qp_check_init_attr(init_attr, k, udata != NULL);
 	if (err) {
 		shca_dbg(sdev, "refused: QP type %d, create_flags 0x%x: %pe\n",
 			 init_attr->qp_type, init_attr->create_flags,

@@ -274,6 +274,7 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt_addr, int access,
 			       struct ib_udata *udata);
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access);
 
 /* cq.c */
 int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

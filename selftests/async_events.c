@@ -24,10 +24,10 @@
 #include "rdmanl.h"
 #include "util.h"
 #include "verbs_util.h"
+#include "../user/softhca.h"	/* the CQs' CQNs (white box) */
 
 #define EV_TIMEOUT_MS	5000
 #define DBG		"/sys/kernel/debug/softhca/shca1"
-#define FIRST_CQN	1	/* the model's first CQN on a fresh device */
 
 /* Next async event within @ms, acked; -1 if none came. */
 static int next_event(struct ibv_context *ctx, int ms,
@@ -144,6 +144,7 @@ FIXTURE(shca1)
 	struct ibv_comp_channel *ch;
 	struct ibv_cq *cq;
 	long comp0, comp1, async;
+	int cqn;	/* the CQ's CQN: ib_mad's CQ came first */
 };
 
 FIXTURE_SETUP(shca1)
@@ -158,6 +159,7 @@ FIXTURE_SETUP(shca1)
 	ASSERT_NE(NULL, self->ch);
 	self->cq = ibv_create_cq(self->ctx, 16, self, self->ch, 0);
 	ASSERT_NE(NULL, self->cq);
+	self->cqn = to_scq(self->cq)->cqn;
 	self->comp0 = eq_field("comp0", "eqn");
 	self->comp1 = eq_field("comp1", "eqn");
 	self->async = eq_field("async", "eqn");
@@ -207,13 +209,13 @@ TEST_F(shca1, comp_event_reaches_the_channel)
 	int n = 0;
 
 	ASSERT_EQ(0, ibv_req_notify_cq(self->cq, 0));
-	ASSERT_EQ(0, inject("%ld 0 %d", self->comp0, FIRST_CQN));
+	ASSERT_EQ(0, inject("%ld 0 %d", self->comp0, self->cqn));
 	if (!cq_event(self->ch, EV_TIMEOUT_MS)) {
 		REQUIRE_KNOWN("comp0", unknown);
 		ASSERT_TRUE(false) TH_LOG("no completion event");
 	}
 	/* A burst: coalesced per tasklet run, at least one, never more. */
-	ASSERT_EQ(0, inject("%ld 0 %d 100", self->comp0, FIRST_CQN));
+	ASSERT_EQ(0, inject("%ld 0 %d 100", self->comp0, self->cqn));
 	while (cq_event(self->ch, n ? 300 : EV_TIMEOUT_MS) == self->cq)
 		n++;
 	EXPECT_LE(1, n);
@@ -227,16 +229,16 @@ TEST_F(shca1, comp_event_on_another_vector_and_wrong_eq)
 
 	if (self->comp1 < 0)
 		SKIP(return, "one completion vector");
-	/* CQN 2, on vector 1. */
+	/* A second CQ, on vector 1. */
 	cq2 = ibv_create_cq(self->ctx, 16, NULL, self->ch, 1);
 	ASSERT_NE(NULL, cq2);
-	ASSERT_EQ(0, inject("%ld 0 %d", self->comp1, FIRST_CQN + 1));
+	ASSERT_EQ(0, inject("%ld 0 %u", self->comp1, to_scq(cq2)->cqn));
 	if (cq_event(self->ch, EV_TIMEOUT_MS) != cq2) {
 		REQUIRE_KNOWN("comp1", 0);
 		ASSERT_TRUE(false);
 	}
 	/* A COMP for it on the async EQ still runs its own EQ's tasklet. */
-	ASSERT_EQ(0, inject("%ld 0 %d", self->async, FIRST_CQN + 1));
+	ASSERT_EQ(0, inject("%ld 0 %u", self->async, to_scq(cq2)->cqn));
 	EXPECT_EQ(cq2, cq_event(self->ch, EV_TIMEOUT_MS));
 	ASSERT_EQ(0, ibv_destroy_cq(cq2));
 }
@@ -245,7 +247,7 @@ TEST_F(shca1, cq_error_event)
 {
 	struct ibv_async_event ev;
 
-	ASSERT_EQ(0, inject("%ld 4 %d", self->async, FIRST_CQN));
+	ASSERT_EQ(0, inject("%ld 4 %d", self->async, self->cqn));
 	if (expect_event(self->ctx, IBV_EVENT_CQ_ERR, &ev)) {
 		REQUIRE_KNOWN("async", 0);
 		ASSERT_TRUE(false);
@@ -292,6 +294,7 @@ TEST_F(shca1, qp_events)
 
 struct storm {
 	long eqn;
+	int cqn;
 	int rounds;
 };
 
@@ -300,14 +303,14 @@ static void *storm_fn(void *arg)
 	struct storm *s = arg;
 
 	for (int i = 0; i < s->rounds; i++)
-		inject("%ld 0 %d 50", s->eqn, FIRST_CQN);
+		inject("%ld 0 %d 50", s->eqn, s->cqn);
 	return NULL;
 }
 
 /* destroy_cq waits for the handlers and tasklets using the CQ. */
 TEST_F(shca1, destroy_cq_during_comp_storm)
 {
-	struct storm s = { .eqn = self->comp0, .rounds = 200 };
+	struct storm s = { .eqn = self->comp0, .cqn = self->cqn, .rounds = 200 };
 	struct ibv_cq *cq;
 	pthread_t t;
 	int n = 0;

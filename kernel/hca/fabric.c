@@ -237,7 +237,7 @@ static void hca_mcg_leave(struct hca_mcg *g, struct hca_mcg_member *m,
 	}
 }
 
-/* The datagram QP @qpn of @hca, referenced, and @gid a multicast GID. */
+/* The UD QP @qpn of @hca (a type that joins groups), referenced; @gid multicast. */
 static struct hca_qp *hca_mcg_qp(struct hca *hca,
 				 const struct hca_cmd_mcg_in *in)
 {
@@ -246,7 +246,7 @@ static struct hca_qp *hca_mcg_qp(struct hca *hca,
 	if (!hca_gid_is_mcast(in->gid))
 		return NULL;
 	qp = hca_qp_get(hca, in->qpn);
-	if (qp && qp->type->tp != SOFTHCA_TP_UD) {
+	if (qp && !qp->type->mcast) {
 		hca_qp_put(qp);
 		qp = NULL;
 	}
@@ -340,7 +340,7 @@ void hca_fabric_mcast_detach_all(struct hca_qp *qp)
 {
 	struct hca_mcg *g, *gn;
 
-	if (qp->type->tp != SOFTHCA_TP_UD)
+	if (!qp->type->mcast)
 		return;
 	down_write(&hca_mcast_lock);
 	list_for_each_entry_safe(g, gn, &hca_mcgs, node) {

@@ -262,6 +262,7 @@ enum hca_qp_state {
 enum hca_qp_st {
 	HCA_QP_ST_RC = 0x0,
 	HCA_QP_ST_UD = 0x2,
+	HCA_QP_ST_GSI = 0x8,		/* QP1: one per HCA, HCA_QP_PRIVILEGED */
 	HCA_QP_ST_CNT,
 };
 

@@ -385,12 +385,16 @@ enum hca_cq_arm hca_cq_arm_state(struct hca_cq *cq);
  * enum hca_qp_st. The transport its send queue runs (SOFTHCA_TP_*: which
  * opcodes it posts, by the opcode table, and which engine stage executes
  * them: requester.c for RC, ud.c for datagrams), the attributes MODIFY_QP
- * may set, and the state a send queue error leaves it in.
+ * may set, the state a send queue error leaves it in, and for a special
+ * QP (GSI) its fixed QPN and that only the kernel creates it.
  */
 struct hca_qp_type {
 	const char *name;
 	u8 tp;				/* SOFTHCA_TP_* */
 	u8 sq_err_state;		/* ERR, or SQE: the RQ goes on (UD) */
+	bool privileged;		/* needs HCA_QP_PRIVILEGED */
+	bool mcast;			/* may join multicast groups */
+	u32 qpn;			/* its one QPN, or 0: allocated */
 	u32 attrs;			/* HCA_QP_ATTR_* it has */
 };
 

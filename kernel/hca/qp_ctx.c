@@ -6,7 +6,8 @@
  * every state change.
  *
  * QPNs are 24 bits, handed out cyclically from 2 (0 and 1 are the special
- * QPs of InfiniBand), at most caps->max_qp at a time. Lookups are RCU plus
+ * QPs of InfiniBand), at most caps->max_qp at a time. The GSI QP is QPN 1,
+ * one per HCA, and only a kernel (privileged) QP. Lookups are RCU plus
  * refcount_inc_not_zero(); see model.h for the DESTROY_QP sequence.
  */
 #include <linux/log2.h>
@@ -15,6 +16,7 @@
 
 #include "engine.h"
 
+#define HCA_QPN_GSI		1
 #define HCA_QPN_MIN		2
 #define HCA_QP_FLAGS_ALL	(HCA_QP_SIGNATURE | HCA_QP_SQ_SIG_ALL | \
 				 HCA_QP_PRIVILEGED | HCA_QP_BLOCK_MCAST_LOOPBACK)
@@ -28,7 +30,8 @@
 /*
  * The QP types (model.h): a connected QP has a path, a peer and the
  * reliability attributes; a datagram QP a Q_Key and the path MTU of its
- * port, which the driver gives it.
+ * port, which the driver gives it. The GSI QP is a datagram QP at QPN 1
+ * that sends and receives the MADs (IBA 13.5.1); it joins no group.
  */
 static const struct hca_qp_type hca_qp_types[HCA_QP_ST_CNT] = {
 	[HCA_QP_ST_RC] = {
@@ -43,6 +46,13 @@ static const struct hca_qp_type hca_qp_types[HCA_QP_ST_CNT] = {
 	},
 	[HCA_QP_ST_UD] = {
 		.name = "UD", .tp = SOFTHCA_TP_UD, .sq_err_state = HCA_QPS_SQE,
+		.mcast = true,
+		.attrs = HCA_QP_ATTR_COMMON | HCA_QP_ATTR_QKEY |
+			 HCA_QP_ATTR_PATH_MTU,
+	},
+	[HCA_QP_ST_GSI] = {
+		.name = "GSI", .tp = SOFTHCA_TP_UD, .sq_err_state = HCA_QPS_SQE,
+		.privileged = true, .qpn = HCA_QPN_GSI,
 		.attrs = HCA_QP_ATTR_COMMON | HCA_QP_ATTR_QKEY |
 			 HCA_QP_ATTR_PATH_MTU,
 	},
@@ -59,15 +69,17 @@ static bool hca_qp_in_valid(struct hca *hca,
 			     const struct hca_cmd_create_qp_in *in)
 {
 	const struct hca_caps *caps = hca->caps;
+	const struct hca_qp_type *type = hca_qp_type_of(in->st);
 	u32 max_stride = roundup_pow_of_two(SOFTHCA_DS_SIZE *
 					    (caps->max_recv_sge + 1));
 
 	if (!hca_pd_valid(hca, in->pdn) || (in->flags & ~HCA_QP_FLAGS_ALL) ||
-	    !hca_qp_type_of(in->st))
+	    !type)
 		return false;
-	/* Only a datagram QP receives multicast, its own included. */
-	if ((in->flags & HCA_QP_BLOCK_MCAST_LOOPBACK) &&
-	    hca_qp_type_of(in->st)->tp != SOFTHCA_TP_UD)
+	if (type->privileged && !(in->flags & HCA_QP_PRIVILEGED))
+		return false;
+	/* Only a multicast QP receives multicast, its own included. */
+	if ((in->flags & HCA_QP_BLOCK_MCAST_LOOPBACK) && !type->mcast)
 		return false;
 	if (!in->sq_buf || !in->dbr || !is_power_of_2(in->sq_wqebb_cnt) ||
 	    in->sq_wqebb_cnt > caps->max_sq_wqebbs)
@@ -85,6 +97,29 @@ static bool hca_qp_in_valid(struct hca *hca,
 		return false;
 	return in->max_send_sge <= caps->max_send_sge &&
 	       in->max_inline_data <= caps->max_inline_data;
+}
+
+/*
+ * Reserve the QPN of a new QP of @type: hca_qp_get() does not find it
+ * before it is stored. A special QP has its own (-EEXIST when it is
+ * taken), the others the next free one from HCA_QPN_MIN.
+ */
+static int hca_qpn_reserve(struct hca *hca, const struct hca_qp_type *type,
+			   u32 *qpn)
+{
+	int err;
+
+	if (type->qpn) {
+		*qpn = type->qpn;
+		err = xa_insert(&hca->qps, type->qpn, NULL, GFP_KERNEL);
+		return err == -EBUSY ? -EEXIST : err;
+	}
+	err = xa_alloc_cyclic(&hca->qps, qpn, NULL,
+			      XA_LIMIT(HCA_QPN_MIN, SOFTHCA_24BIT_MASK),
+			      &hca->qp_next, GFP_KERNEL);
+	if (err == -EBUSY)
+		return -ENOSPC;
+	return err < 0 ? err : 0;
 }
 
 int hca_cmd_create_qp(struct hca *hca, const void *inbox, void *outbox)
@@ -141,15 +176,9 @@ int hca_cmd_create_qp(struct hca *hca, const void *inbox, void *outbox)
 	if (!qp->recv_cq)
 		goto err_free;
 
-	/* Reserved: hca_qp_get() does not find it before it is stored. */
-	err = xa_alloc_cyclic(&hca->qps, &qpn, NULL,
-			      XA_LIMIT(HCA_QPN_MIN, SOFTHCA_24BIT_MASK),
-			      &hca->qp_next, GFP_KERNEL);
-	if (err < 0) {
-		if (err == -EBUSY)
-			err = -ENOSPC;
+	err = hca_qpn_reserve(hca, qp->type, &qpn);
+	if (err)
 		goto err_free;
-	}
 	qp->qpn = qpn;
 
 	err = hca_engine_qp_init(qp);
