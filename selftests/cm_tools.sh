@@ -20,6 +20,7 @@ tmo=${SOFTHCA_CM_TIMEOUT:-120}
 pt_n=${SOFTHCA_PERFTEST_N:-1000}
 out=$(mktemp -d)
 port=19800
+mc=0
 added_shca1=0
 # shellcheck source=selftests/lib/tools.sh
 . "$here/lib/tools.sh"
@@ -81,13 +82,17 @@ check_rstream() {
 	echo "$line" | tr -s ' \t' ' ' | sed 's/^ //'
 }
 
-# server_ready "listen PORT": an rdma_cm ID listens on PORT (rdma res
-# show cm_id); 1 after 10 s without.
+# server_ready "listen PORT" | "bound ADDR": an rdma_cm ID listens on
+# PORT, or one (mckey's, which joins a group next) is bound to ADDR
+# (rdma res show cm_id); 1 after 10 s without.
 server_ready() {
-	local p=${1#listen }
+	local pat
+	case $1 in
+	listen\ *) pat="state LISTEN .*src-addr [^ ]*:${1#listen } " ;;
+	bound\ *) pat="src-addr ${1#bound }:" ;;
+	esac
 	for _ in $(seq 200); do
-		rdma res show cm_id 2>/dev/null |
-			grep -q "state LISTEN .*src-addr [^ ]*:$p " && return 0
+		rdma res show cm_id 2>/dev/null | grep -q "$pat" && return 0
 		sleep 0.05
 	done
 	return 1
@@ -196,7 +201,7 @@ fi
 # SOFTHCA_RC_LINK_TYPE=rxe: the same over rdma_rxe, to check the script.
 shca1_gids || exit 1
 
-per_topo=5
+per_topo=6
 # The GSI QPs (2), the tools on both topologies, perftest on shca0 (2),
 # nothing left after them (1), the two kills (2).
 echo "1..$((2 + 2 * per_topo + 2 + 1 + 2))"
@@ -225,6 +230,11 @@ for t in "${topos[@]}"; do
 	run_cm "rdma_server/rdma_client $label" check_end "listen $port" \
 		rdma_server -s "$sa" -p "$port" -- \
 		rdma_client -s "$sa" -p "$port"
+	# The sender sleeps 3 s after its join, so the receiver's join,
+	# right after its bind, is done before the first datagram.
+	run_cm "mckey $label -C 100 -S 1024" check_status "bound $sa" \
+		mckey -m 239.18.0.$((++mc)) -b "$sa" -C 100 -S 1024 -- \
+		mckey -m 239.18.0.$mc -b "$ca" -s -C 100 -S 1024
 	port=$((port + 1))
 	run_cm "rstream -T v $label 100 x 4096" "check_rstream 4096 100" "listen $port" \
 		rstream -b "$sa" -p "$port" -T v -C 100 -S 4096 -- \

@@ -9,7 +9,8 @@
  * QP, no receive posted, a receive too short) leave the sender's
  * completion a success and move exactly their counter. Bad input: a bad
  * GID index, an AH of another PD, no AH, RDMA on UD, a message beyond the
- * path MTU, a privileged Q_Key.
+ * path MTU, a privileged Q_Key, a GSI QP. Datagrams rung before the
+ * sender's QP is destroyed still arrive (as they had left a NIC by then).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -643,6 +644,97 @@ TEST_F(ud, counters_count_datagrams)
 	EXPECT_EQ(txb + 500, ud_counter(from->dev, "tx_bytes"));
 	EXPECT_EQ(rx + 5, ud_counter(to->dev, "rx_requests"));
 	EXPECT_EQ(rxb + 500, ud_counter(to->dev, "rx_bytes"));
+}
+
+/* A UD QP on @e's PD and CQs with room for @n sends and @n receives, RTS. */
+static struct ibv_qp *big_ud_qp(struct ud_end *e, uint32_t n)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = e->scq, .recv_cq = e->rcq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = n, .max_recv_wr = n,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(e->pd, &ia);
+
+	if (qp && ud_qp_rts(qp, UD_QKEY)) {
+		ibv_destroy_qp(qp);
+		qp = NULL;
+	}
+	return qp;
+}
+
+/*
+ * A QP destroyed right after its last post (mckey does so): what rang has
+ * left, as a NIC sends it long before a DESTROY_QP reaches its firmware.
+ * 250 datagrams in one post: one doorbell, more than the engine runs of a
+ * QP in one turn, so the rest waits for the engine thread when the destroy
+ * comes. Each arrives, in order, whole.
+ */
+TEST_F(ud, datagrams_rung_before_destroy_arrive)
+{
+	struct ud_end *from = &self->p.e[0], *to = &self->p.e[1];
+	enum { N = 250, LEN = 100, STRIDE = 256 };
+	struct ibv_qp *sq = big_ud_qp(from, N), *rq = big_ud_qp(to, N);
+	struct ibv_send_wr wr[N], *bad = NULL;
+	struct ibv_sge sge[N];
+	struct rc_wc_want w;
+	struct ibv_wc wc;
+	int k;
+
+	ASSERT_NE(NULL, sq);
+	ASSERT_NE(NULL, rq);
+	w = (struct rc_wc_want){ .status = IBV_WC_SUCCESS,
+				 .opcode = IBV_WC_RECV,
+				 .byte_len = UD_GRH + LEN, .qp_num = rq->qp_num,
+				 .src_qp = sq->qp_num, .wc_flags = IBV_WC_GRH };
+	for (k = 0; k < N; k++) {
+		uint32_t off = UD_RECV_OFF + k * STRIDE;
+
+		memset(to->buf + off, 0xee, STRIDE);
+		ASSERT_EQ(0, rc_post_recv(rq, k, to->buf + off, UD_GRH + LEN,
+					  to->mr->lkey));
+		rc_fill(from->buf + k * STRIDE, LEN, k);
+		sge[k] = (struct ibv_sge){ .addr = (uintptr_t)from->buf +
+					   k * STRIDE, .length = LEN,
+					   .lkey = from->mr->lkey };
+		wr[k] = (struct ibv_send_wr){
+			.wr_id = k, .sg_list = &sge[k], .num_sge = 1,
+			.opcode = IBV_WR_SEND, .next = k + 1 < N ? &wr[k + 1] : NULL,
+		};
+		wr[k].wr.ud.ah = self->p.ah[0];
+		wr[k].wr.ud.remote_qpn = rq->qp_num;
+		wr[k].wr.ud.remote_qkey = UD_QKEY;
+	}
+	ASSERT_EQ(0, ibv_post_send(sq, wr, &bad));
+	ASSERT_EQ(0, ibv_destroy_qp(sq));
+	for (k = 0; k < N; k++) {
+		uint8_t *buf = to->buf + UD_RECV_OFF + k * STRIDE;
+
+		if (rc_poll(to->rcq, &wc, 1, RC_WC_MS) != 1)
+			break;
+		w.wr_id = k;
+		EXPECT_EQ(0, rc_wc_check(&wc, &w)) TH_LOG("%d: %s", k, rc_err);
+		EXPECT_EQ(-1, rc_check_fill(buf + UD_GRH, LEN, k))
+			TH_LOG("datagram %d: payload differs", k);
+	}
+	EXPECT_EQ(N, k) TH_LOG("%d of %d datagrams arrived", k, N);
+	EXPECT_EQ(0, ibv_destroy_qp(rq));
+}
+
+/* No GSI QP for user space: ib_mad owns QPN 1 (the provider refuses it). */
+TEST_F(ud, gsi_qp_is_refused)
+{
+	struct ud_end *e = &self->p.e[0];
+	struct ibv_qp_init_attr ia = {
+		.send_cq = e->scq, .recv_cq = e->rcq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = (enum ibv_qp_type)1,	/* IB_QPT_GSI */
+	};
+
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_qp(e->pd, &ia));
+	EXPECT_EQ(EOPNOTSUPP, errno);
 }
 
 TEST_HARNESS_MAIN

@@ -22,6 +22,7 @@
  * calls keep coming, restarts its polling.
  */
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
@@ -144,6 +145,7 @@ HCA_COUNTER(engine_yields, "Times the engine thread yielded its CPU with the fla
 #define HCA_IDLE_MAX_SHIFT	4	/* up to 16 x engine_idle_us */
 #define HCA_MOVE_INTERVAL_NS	NSEC_PER_MSEC	/* at most one move per ms */
 #define HCA_BACKOFF_RESET_NS	NSEC_PER_MSEC	/* polled this long: reset */
+#define HCA_SEND_RUNG_NS	(100 * NSEC_PER_MSEC)	/* DESTROY_QP waits at most */
 /*
  * The idle and contention windows count only time the thread watched: a
  * step between two passes counts at most this much. Wall time also passes
@@ -998,6 +1000,36 @@ int hca_engine_qp_init(struct hca_qp *qp)
 	qp->sq_ci = 0;
 	qp->rq_ci = 0;
 	return 0;
+}
+
+/*
+ * DESTROY_QP of a datagram QP: run the sends its doorbell record covers
+ * now, in the command's context. Bounded in time (HCA_SEND_RUNG_NS), so a
+ * process that keeps posting, or rings a bogus counter, cannot hold the
+ * command; what is left then is dropped with the QP, as before.
+ */
+void hca_engine_qp_send_rung(struct hca_qp *qp)
+{
+	struct hca_engine_dev *eh = qp->hca->eng;
+	u64 until = ktime_get_ns() + HCA_SEND_RUNG_NS;
+	u16 rung = hca_sq_posted(qp);
+	struct hca_exec_ctx *ctx;
+
+	/* The counter, then the WQEs it covers (as hca_qp_exec()). */
+	smp_rmb();
+	if (READ_ONCE(qp->state) != HCA_QPS_RTS || READ_ONCE(qp->sq_ci) == rung)
+		return;
+	ctx = hca_ctx_get(eh);
+	if (!ctx)
+		return;
+	while (READ_ONCE(qp->state) == HCA_QPS_RTS &&
+	       (s16)(READ_ONCE(qp->sq_ci) - rung) < 0 &&
+	       ktime_get_ns() < until) {
+		/* Another executor has it: let that one finish its turn. */
+		if (!hca_run_qp(ctx, qp))
+			usleep_range(20, 50);
+	}
+	hca_ctx_put(eh, ctx);
 }
 
 /* DESTROY_QP, after every reference was put: nothing runs it any more. */

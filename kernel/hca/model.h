@@ -394,6 +394,7 @@ struct hca_qp_type {
 	u8 sq_err_state;		/* ERR, or SQE: the RQ goes on (UD) */
 	bool privileged;		/* needs HCA_QP_PRIVILEGED */
 	bool mcast;			/* may join multicast groups */
+	bool sends_rung_at_destroy;	/* DESTROY_QP sends what rang first */
 	u32 qpn;			/* its one QPN, or 0: allocated */
 	u32 attrs;			/* HCA_QP_ATTR_* it has */
 };
@@ -468,7 +469,8 @@ void hca_engine_qp_state_changed(struct hca_qp *qp,
  * CREATE_QP: the QPN is reserved (hca_qp_get() cannot find the QP yet),
  * every cmd field is set, state RESET, then hca_engine_qp_init(); on
  * success the QP is published.
- * DESTROY_QP: (1) state -> RESET under qp->lock and
+ * DESTROY_QP: (0) a datagram QP's rung sends leave
+ * (hca_engine_qp_send_rung()), (1) state -> RESET under qp->lock and
  * hca_engine_qp_state_changed(qp, old) (the engine forgets it, as on any
  * move to RESET: off its run and ERR lists, timer cancelled), (2) the QPN
  * is erased and the doorbell slot released (no new lookups), (3) wait until
@@ -478,6 +480,7 @@ void hca_engine_qp_state_changed(struct hca_qp *qp,
  * grace period. The driver frees the queue memory after DESTROY_QP returns.
  */
 int hca_engine_qp_init(struct hca_qp *qp);
+void hca_engine_qp_send_rung(struct hca_qp *qp);
 void hca_engine_qp_fini(struct hca_qp *qp);
 
 /* Engine of one HCA instance (engine.c). */

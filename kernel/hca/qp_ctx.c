@@ -46,13 +46,14 @@ static const struct hca_qp_type hca_qp_types[HCA_QP_ST_CNT] = {
 	},
 	[HCA_QP_ST_UD] = {
 		.name = "UD", .tp = SOFTHCA_TP_UD, .sq_err_state = HCA_QPS_SQE,
-		.mcast = true,
+		.mcast = true, .sends_rung_at_destroy = true,
 		.attrs = HCA_QP_ATTR_COMMON | HCA_QP_ATTR_QKEY |
 			 HCA_QP_ATTR_PATH_MTU,
 	},
 	[HCA_QP_ST_GSI] = {
 		.name = "GSI", .tp = SOFTHCA_TP_UD, .sq_err_state = HCA_QPS_SQE,
 		.privileged = true, .qpn = HCA_QPN_GSI,
+		.sends_rung_at_destroy = true,
 		.attrs = HCA_QP_ATTR_COMMON | HCA_QP_ATTR_QKEY |
 			 HCA_QP_ATTR_PATH_MTU,
 	},
@@ -253,6 +254,13 @@ int hca_cmd_destroy_qp(struct hca *hca, const void *inbox, void *outbox)
 	refcount_inc(&qp->users);
 	xa_unlock(&hca->qps);
 
+	/*
+	 * A NIC has sent a datagram long before a later command reaches
+	 * it; ours may not have run yet, and a sender that destroys its QP
+	 * right after posting (mckey) would lose them.
+	 */
+	if (qp->type->sends_rung_at_destroy)
+		hca_engine_qp_send_rung(qp);
 	/* As mlx5: a QP is taken to RESET before it is destroyed. */
 	hca_qp_reset(qp);
 

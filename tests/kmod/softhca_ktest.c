@@ -1094,6 +1094,28 @@ static void kt_ud_multicast(struct kt_ctx *c, struct kt_ud *u)
 		 "destroy multicast AH");
 }
 
+/* ib_mad holds the port's GSI QP (QPN 1): a second one is refused. */
+static void kt_ud_second_gsi(struct kt_ctx *c)
+{
+	struct ib_qp_init_attr ia = {};
+	struct ib_qp *qp;
+
+	ia.send_cq = c->cqa;
+	ia.recv_cq = c->cqa;
+	ia.cap.max_send_wr = 16;
+	ia.cap.max_recv_wr = 16;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	ia.sq_sig_type = IB_SIGNAL_ALL_WR;
+	ia.qp_type = IB_QPT_GSI;
+	ia.port_num = 1;
+	qp = ib_create_qp(c->pd, &ia);
+	KT_CHECK(PTR_ERR_OR_ZERO(qp) == -EEXIST, "a second GSI QP: %d",
+		 PTR_ERR_OR_ZERO(qp));
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+}
+
 static void kt_ud(struct kt_ctx *c)
 {
 	struct kt_ud u = {};
@@ -1104,6 +1126,7 @@ static void kt_ud(struct kt_ctx *c)
 		kt_ud_send_and_answer(c, &u);
 		kt_ud_privileged_qkey(c, &u);
 		kt_ud_multicast(c, &u);
+		kt_ud_second_gsi(c);
 	}
 	kt_ud_teardown(c, &u);
 }
