@@ -73,8 +73,8 @@ if [ "$(cat /proc/sys/net/ipv4/conf/all/accept_local)" != 1 ]; then
 	exit 1
 fi
 # SOFTHCA_RC_LINK_TYPE=rxe: the same over rdma_rxe, to check the test
-# (shca0 made as rxe by hand); RC src_qp and IB_WC_GRH are then not
-# compared, as in the other suites.
+# (shca0 made as rxe by hand); RC src_qp, IB_WC_GRH and
+# IB_WC_WITH_NETWORK_HDR_TYPE are then not compared (rxe's RC receives).
 rxe=0
 [ "${SOFTHCA_RC_LINK_TYPE:-softhca}" = rxe ] && rxe=1
 rmmod softhca_kcm 2>/dev/null

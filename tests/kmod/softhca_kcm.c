@@ -51,7 +51,7 @@ module_param(port, int, 0444);
 MODULE_PARM_DESC(port, "port of the listener; port + 1 has none");
 static bool rxe;
 module_param(rxe, bool, 0444);
-MODULE_PARM_DESC(rxe, "rdma_rxe devices: RC src_qp and IB_WC_GRH not compared");
+MODULE_PARM_DESC(rxe, "rdma_rxe devices: RC src_qp and KCM_RXE_WC_FLAGS not compared");
 static int passed;
 module_param(passed, int, 0444);
 static int failed;
@@ -68,6 +68,8 @@ module_param(done, int, 0444);
 #define KCM_UMEM	8192
 #define KCM_RD_ATOM	2		/* responder resources, initiator depth */
 #define KCM_IMM		0x6b636d31	/* "kcm1" */
+/* What rdma_rxe sets on every RC receive, and leaves src_qp 0. */
+#define KCM_RXE_WC_FLAGS (IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE)
 
 /*
  * An endpoint's kernel buffer: a receive area, a receive left posted to
@@ -405,7 +407,7 @@ static bool kcm_wc_is(struct kcm_ep *ep, struct kcm_wr *w,
 	return kcm_check(wc->status == IB_WC_SUCCESS && wc->opcode == op &&
 			 wc->qp == ep->id->qp &&
 			 (len == U32_MAX || wc->byte_len == len) &&
-			 (wc->wc_flags & ~(rxe ? IB_WC_GRH : 0)) == flags &&
+			 (wc->wc_flags & ~(rxe ? KCM_RXE_WC_FLAGS : 0)) == flags &&
 			 (!imm || wc->ex.imm_data == cpu_to_be32(KCM_IMM)) &&
 			 (!recv || rxe || wc->src_qp == src_qp),
 			 name, "status %d opcode %d qp %s byte_len %u wc_flags %#x imm %#x src_qp %u",
