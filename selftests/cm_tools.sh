@@ -137,25 +137,6 @@ run_cm() {
 	esac
 }
 
-# only_ib_mad_left: within 10 s every device holds only ib_mad's PD, CQ
-# and GSI QP, and no cm_id exists; else 1, with `rdma res` printed.
-only_ib_mad_left() {
-	local res
-	for _ in $(seq 200); do
-		res=$(rdma res show)
-		if [ -z "$(rdma res show cm_id 2>&1)" ] &&
-		   grep -E '^[0-9]+: shca[01]:' <<<"$res" |
-		   awk '{ if ($4 != 1 || $6 != 1 || $8 != 1 || $10 != 0 || $12 != 0 || $14 != 0) bad = 1; n++ }
-			END { exit bad || n != 2 }'; then
-			return 0
-		fi
-		sleep 0.05
-	done
-	sed 's/^/# /' <<<"$res"
-	rdma res show cm_id 2>&1 | sed 's/^/# /'
-	return 1
-}
-
 # kill_side WHICH: an endless rping between shca0 and shca1; once both
 # cm_ids are connected, kill -9 the WHICH (client or server) process.
 # The other side sees the disconnect and exits; nothing is left.

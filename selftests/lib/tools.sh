@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Helpers for the TAP scripts that run stock tools (ibv_rc_pingpong,
-# perftest) between two processes: sourced, not run. The caller sets
+# perftest, the rdma_cm tools) between two processes, and for kcm.sh:
+# sourced, not run. The caller sets
 # $out (a scratch directory), $tmo (seconds per run) and $port (the last
 # TCP port used), and defines nothing else of these names.
 n=0 failed=0
@@ -40,6 +41,26 @@ shca1_gids() {
 	done
 	echo "1..1"
 	nok "RoCE v2 GIDs of 198.18.0.1 on shca0 and 198.18.0.2 on shca1 (got '$g0' '$g1')"
+	return 1
+}
+
+# only_ib_mad_left: within 10 s shca0 and shca1 (both must exist) each
+# hold only ib_mad's PD, CQ and GSI QP, and no cm_id exists; else 1, with
+# `rdma res` printed.
+only_ib_mad_left() {
+	local res
+	for _ in $(seq 200); do
+		res=$(rdma res show)
+		if [ -z "$(rdma res show cm_id 2>&1)" ] &&
+		   grep -E '^[0-9]+: shca[01]:' <<<"$res" |
+		   awk '{ if ($4 != 1 || $6 != 1 || $8 != 1 || $10 != 0 || $12 != 0 || $14 != 0) bad = 1; n++ }
+			END { exit bad || n != 2 }'; then
+			return 0
+		fi
+		sleep 0.05
+	done
+	sed 's/^/# /' <<<"$res"
+	rdma res show cm_id 2>&1 | sed 's/^/# /'
 	return 1
 }
 
