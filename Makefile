@@ -70,11 +70,13 @@ TOOL_BINS := $(patsubst tools/%.c,$(B)/tools/%,$(TOOL_SRCS))
 
 tools: $(TOOL_BINS)
 
-# They share the QP-set helper of the selftests (selftests/lib/qpset.c).
+# They share the QP-set helper of the selftests (selftests/lib/qpset.c);
+# cm_rate also needs librdmacm.
+$(B)/tools/cm_rate: TOOL_LIBS := -lrdmacm
 $(B)/tools/%: tools/%.c selftests/lib/qpset.c selftests/lib/qpset.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -I$(CURDIR)/selftests/lib -o $@ $< \
-		selftests/lib/qpset.c -libverbs
+		selftests/lib/qpset.c -libverbs $(TOOL_LIBS)
 
 check: deps
 	@$(MAKE) --no-print-directory all
