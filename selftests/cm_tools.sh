@@ -318,8 +318,9 @@ shca1_gids || exit 1
 
 per_topo=5
 # The GSI QPs (2), the tools on both topologies, perftest on both (2
-# each), nothing left after them (1), the two kills (2).
-echo "1..$((2 + 2 * per_topo + 2 * 2 + 1 + 2))"
+# each), nothing left after the netns pair (1) and after all (1), the
+# two kills (2).
+echo "1..$((2 + 2 * per_topo + 2 * 2 + 1 + 1 + 2))"
 
 # topology: label server-dev server-addr server-gid client-dev client-addr client-gid
 topos=("shca0 shca0 198.18.0.1 $g0 shca0 198.18.0.1 $g0"
@@ -353,17 +354,24 @@ for t in "${topos[@]}"; do
 		perftest_rows "$label"
 	elif [ "$link_type" != softhca ]; then
 		# rxe_net.c of 6.1: its UDP sockets and routes are init_net's.
-		for tool in ib_send_lat ib_write_bw; do
-			ok "$tool -R $label (netns) # SKIP rdma_rxe works in init_net only"
+		for row in "ib_send_lat -R" "ib_write_bw -R" "after perftest -R"; do
+			ok "$row $label (netns) # SKIP rdma_rxe works in init_net only"
 		done
 	elif shca1_to_netns; then
 		# The GID indexes as ports_ready found them.
 		sg=$g1 cg=$g0
 		perftest_rows "$label (netns)" ip netns exec "$ns"
+		# Before shca1 goes: the server's side is checked too.
+		if only_ib_mad_left; then
+			ok "after perftest -R $label (netns): no cm_id, only ib_mad's PD, CQ and GSI QP"
+		else
+			nok "after perftest -R $label (netns): no cm_id, only ib_mad's PD, CQ and GSI QP"
+		fi
 		shca1_home || echo "# veth1 and shca1 did not come home"
 	else
-		nok "ib_send_lat -R $label (netns): shca1 on veth1 in $ns"
-		nok "ib_write_bw -R $label (netns): shca1 on veth1 in $ns"
+		for row in "ib_send_lat -R" "ib_write_bw -R" "after perftest -R"; do
+			nok "$row $label (netns): shca1 on veth1 in $ns"
+		done
 		shca1_home
 	fi
 done
