@@ -10,10 +10,16 @@
 # veth1 here, deleted at the end). Addresses: 198.18.0.1 (shca0),
 # 198.18.0.2 (shca1). An rping connection whose client or server is
 # killed (-9) leaves no cm_id, QP, CQ, MR, PD or context behind.
-# perftest's -R client takes no source address: the
-# route to a local address starts from that address, so it would run on
-# the server's device; perftest -R runs on shca0 alone. At the end no cm_id is left and every device holds
-# only ib_mad's GSI QP, CQ and PD.
+# perftest -R between shca0 and shca1 runs with veth1 in a network
+# namespace of its own, shca1 made again on it there, the server inside:
+# in one namespace the route to the local 198.18.0.2 goes through lo,
+# which ib_core turns into the netdev owning 198.18.0.2, so perftest's
+# client ran on shca1 too, with or without --source_ip (rdma res show
+# cm_id; rping -I and the others get shca0). Across namespaces the
+# route leaves through veth0, as between two hosts; the port counters
+# show the bytes leave shca0 and reach shca1. veth1 and shca1 come home
+# afterwards. At the end no cm_id is left and every device holds only
+# ib_mad's GSI QP, CQ and PD.
 set -u
 here=$(dirname "$0")
 tmo=${SOFTHCA_CM_TIMEOUT:-120}
@@ -22,11 +28,16 @@ out=$(mktemp -d)
 port=19800
 mc=0
 added_shca1=0
+link_type=${SOFTHCA_RC_LINK_TYPE:-softhca}
+ns=softhca-ns1 in_ns=0
+cm_race='' trace0=''
 # shellcheck source=selftests/lib/tools.sh
 . "$here/lib/tools.sh"
 
 cleanup() {
 	jobs -p | xargs -r kill -9 2>/dev/null
+	[ -n "$trace0" ] && echo "$trace0" >/proc/sys/debug/exception-trace
+	[ "$in_ns" = 1 ] && shca1_home
 	[ "$added_shca1" = 1 ] && rdma link del shca1
 	rm -rf "$out"
 }
@@ -101,22 +112,34 @@ server_ready() {
 # run_cm NAME CHECK READY SERVER_CMD... -- CLIENT_CMD...
 # The commands as given (each tool takes its address and port its own
 # way); the client starts when the server is ready (server_ready READY).
+# A client that fails with $cm_race (a pattern, if set) in its output
+# lost a race of the tool's own: both run again, up to three times.
 # tools.sh's checks of a client (check_lat, check_bw) get the server's
 # output as an extra argument, which they ignore.
 run_cm() {
 	local name=$1 check=$2 ready=$3; shift 3
-	local srv=() cli=() c s spid t0 t sum r
+	local srv=() cli=() c s spid t0 t sum r try
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
-	timeout -k 5 "$tmo" "${srv[@]}" >"$out/srv" 2>&1 &
-	spid=$!
-	server_ready "$ready" || echo "# $name: server not ready after 10 s ($ready)"
-	t0=$(date +%s.%N)
-	timeout -k 5 "$tmo" "${cli[@]}" >"$out/cli" 2>&1
-	c=$?
-	wait "$spid"
-	s=$?
+	for try in 1 2 3; do
+		timeout -k 5 "$tmo" "${srv[@]}" >"$out/srv" 2>&1 &
+		spid=$!
+		server_ready "$ready" || echo "# $name: server not ready after 10 s ($ready)"
+		t0=$(date +%s.%N)
+		timeout -k 5 "$tmo" "${cli[@]}" >"$out/cli" 2>&1
+		c=$?
+		if [ "$c" != 0 ] && [ "$try" != 3 ] && [ -n "$cm_race" ] &&
+		   grep -q "$cm_race" "$out/cli"; then
+			echo "# $name: the client (exit $c) lost its tool's own race ($cm_race): again"
+			kill "$spid"
+			wait "$spid"
+			continue
+		fi
+		wait "$spid"
+		s=$?
+		break
+	done
 	t=$(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)")
 	r=1
 	if [ "$c" = 0 ] && [ "$s" = 0 ]; then
@@ -171,6 +194,103 @@ kill_side() {
 	fi
 }
 
+# ports_ready: g0 and g1 the RoCE v2 GIDs of 198.18.0.1 on shca0 and
+# 198.18.0.2 on shca1 again, and both ports ACTIVE; 1 after 5 s without.
+ports_ready() {
+	for _ in $(seq 100); do
+		g0=$(gid_index shca0 198.18.0.1) &&
+			g1=$(gid_index shca1 198.18.0.2) &&
+			[ "$(rdma link show | grep -cE '^link shca[01]/1 state ACTIVE ')" = 2 ] &&
+			return 0
+		sleep 0.05
+	done
+	rdma link show | sed 's/^/# /'
+	return 1
+}
+
+# shca1_to_netns: veth1 into namespace $ns with 198.18.0.2, shca1 made
+# again on it from there (a device whose netdev leaves its namespace is
+# unregistered, by our driver as by rxe). 1 if a step fails.
+shca1_to_netns() {
+	[ "$added_shca1" = 1 ] || return 1	# never someone else's shca1
+	rdma link del shca1 || return 1
+	added_shca1=0 in_ns=1
+	ip netns add "$ns" && ip link set veth1 netns "$ns" &&
+		ip -n "$ns" addr add 198.18.0.2/24 dev veth1 &&
+		ip -n "$ns" link set lo up && ip -n "$ns" link set veth1 up &&
+		ip netns exec "$ns" rdma link add shca1 type "$link_type" netdev veth1 &&
+		added_shca1=1 && ports_ready
+}
+
+# shca1_home: the reverse, so that the rest of this script and the next
+# suites find veth1 and shca1 as scripts/vm-run and tools.sh made them.
+shca1_home() {
+	[ "$added_shca1" = 1 ] && rdma link del shca1
+	added_shca1=0
+	ip -n "$ns" link set veth1 netns $$ &&
+		ip addr add 198.18.0.2/24 dev veth1 && ip link set veth1 up &&
+		ip netns del "$ns" && in_ns=0 &&
+		rdma link add shca1 type "$link_type" netdev veth1 &&
+		added_shca1=1 && ports_ready
+}
+
+# port_bytes DEV COUNTER: COUNTER (tx_bytes, rx_bytes) of DEV's port.
+port_bytes() {
+	rdma statistic show link "$1/1" |
+		awk -v c="$2" '{ for (i = 1; i < NF; i++) if ($i == c) print $(i + 1) }'
+}
+
+# crossed BYTES CHECK... C S: CHECK's verdict, provided shca0's tx_bytes
+# and shca1's rx_bytes each grew by BYTES or more since tx0 and rx0 were
+# taken (the client ran on shca0 and the server on shca1); else 1, also
+# for a run CHECK would skip.
+crossed() {
+	local bytes=$1 sum r tx rx
+	shift
+	sum=$("$@")
+	r=$?
+	tx=$(( $(port_bytes shca0 tx_bytes) - tx0 ))
+	rx=$(( $(port_bytes shca1 rx_bytes) - rx0 ))
+	echo "${sum% }; shca0 sent $tx B, shca1 received $rx B"
+	[ "$tx" -ge "$bytes" ] && [ "$rx" -ge "$bytes" ] || return 1
+	return "$r"
+}
+
+# perftest_rows LABEL [SERVER-WRAP...]: ib_send_lat -R and ib_write_bw
+# -R from $cd/$cg to $sd/$sg at $sa. With SERVER-WRAP (a command the
+# servers run under), the bytes must also cross from shca0 to shca1.
+# perftest's race: after the handshake on its control connection, its
+# client sends the REQ of its test QPs at once, while its server only
+# then binds and listens for it; a REQ that comes first is rejected by
+# ib_cm (no listener for the service ID: REJECTED, error 8, as on any
+# fabric), and perftest's client retries with the cm_ids it has just
+# destroyed and crashes (SIGSEGV). Seen in 1 of 6 ib_write_bw runs here:
+# run again. The kernel's line for that crash would make the VM run
+# dirty, so user-space faults go unlogged meanwhile (debug.exception-trace;
+# a kernel fault is still logged, any other crash still fails its row).
+perftest_rows() {
+	local label=$1 lat="check_lat 2 $pt_n" bw="check_bw 65536 $pt_n"
+	local cm_race='RDMA_CM_EVENT_REJECTED; error: 8\.'
+	shift
+	trace0=$(cat /proc/sys/debug/exception-trace)
+	echo 0 >/proc/sys/debug/exception-trace
+	if [ $# -gt 0 ]; then
+		lat="crossed $((2 * pt_n)) $lat" bw="crossed $((65536 * pt_n)) $bw"
+	fi
+	port=$((port + 1))
+	tx0=$(port_bytes shca0 tx_bytes) rx0=$(port_bytes shca1 rx_bytes)
+	run_cm "ib_send_lat -R $label size 2 -n $pt_n" "$lat" "listen $port" \
+		"$@" ib_send_lat -R -d "$sd" -x "$sg" -n "$pt_n" -F -p "$port" -- \
+		ib_send_lat -R -d "$cd" -x "$cg" -n "$pt_n" -F -p "$port" "$sa"
+	port=$((port + 1))
+	tx0=$(port_bytes shca0 tx_bytes) rx0=$(port_bytes shca1 rx_bytes)
+	run_cm "ib_write_bw -R $label size 65536 -n $pt_n" "$bw" "listen $port" \
+		"$@" ib_write_bw -R -d "$sd" -x "$sg" -s 65536 -n "$pt_n" -F -p "$port" -- \
+		ib_write_bw -R -d "$cd" -x "$cg" -s 65536 -n "$pt_n" -F -p "$port" "$sa"
+	echo "$trace0" >/proc/sys/debug/exception-trace
+	trace0=''
+}
+
 echo "TAP version 13"
 
 # shca0 <-> shca1 needs ARP between two local addresses (rc_pingpong.sh).
@@ -183,9 +303,10 @@ fi
 shca1_gids || exit 1
 
 per_topo=6
-# The GSI QPs (2), the tools on both topologies, perftest on shca0 (2),
-# nothing left after them (1), the two kills (2).
-echo "1..$((2 + 2 * per_topo + 2 + 1 + 2))"
+# The GSI QPs (2), the tools on both topologies, perftest on both (2
+# each), nothing left after the netns pair (1) and after all (1), the
+# two kills (2).
+echo "1..$((2 + 2 * per_topo + 2 * 2 + 1 + 1 + 2))"
 
 # topology: label server-dev server-addr server-gid client-dev client-addr client-gid
 topos=("shca0 shca0 198.18.0.1 $g0 shca0 198.18.0.1 $g0"
@@ -220,16 +341,30 @@ for t in "${topos[@]}"; do
 	run_cm "rstream -T v $label 100 x 4096" "check_rstream 4096 100" "listen $port" \
 		rstream -b "$sa" -p "$port" -T v -C 100 -S 4096 -- \
 		rstream -s "$sa" "${rs_bind[@]}" -p "$port" -T v -C 100 -S 4096
-	[ "$label" = shca0 ] || continue
-	port=$((port + 1))
-	run_cm "ib_send_lat -R $label size 2 -n $pt_n" "check_lat 2 $pt_n" "listen $port" \
-		ib_send_lat -R -d "$sd" -x "$sg" -n "$pt_n" -F -p "$port" -- \
-		ib_send_lat -R -d "$cd" -x "$cg" -n "$pt_n" -F -p "$port" "$sa"
-	port=$((port + 1))
-	run_cm "ib_write_bw -R $label size 65536 -n $pt_n" \
-		"check_bw 65536 $pt_n" "listen $port" \
-		ib_write_bw -R -d "$sd" -x "$sg" -s 65536 -n "$pt_n" -F -p "$port" -- \
-		ib_write_bw -R -d "$cd" -x "$cg" -s 65536 -n "$pt_n" -F -p "$port" "$sa"
+	if [ "$label" = shca0 ]; then
+		perftest_rows "$label"
+	elif [ "$link_type" != softhca ]; then
+		# rxe_net.c of 6.1: its UDP sockets and routes are init_net's.
+		for row in "ib_send_lat -R" "ib_write_bw -R" "after perftest -R"; do
+			ok "$row $label (netns) # SKIP rdma_rxe works in init_net only"
+		done
+	elif shca1_to_netns; then
+		# The GID indexes as ports_ready found them.
+		sg=$g1 cg=$g0
+		perftest_rows "$label (netns)" ip netns exec "$ns"
+		# Before shca1 goes: the server's side is checked too.
+		if only_ib_mad_left; then
+			ok "after perftest -R $label (netns): no cm_id, only ib_mad's PD, CQ and GSI QP"
+		else
+			nok "after perftest -R $label (netns): no cm_id, only ib_mad's PD, CQ and GSI QP"
+		fi
+		shca1_home || echo "# veth1 and shca1 did not come home"
+	else
+		for row in "ib_send_lat -R" "ib_write_bw -R" "after perftest -R"; do
+			nok "$row $label (netns): shca1 on veth1 in $ns"
+		done
+		shca1_home
+	fi
 done
 
 # ib_mad's GSI QP on each port: QPN 1, up (RTS), the kernel's.
