@@ -10,7 +10,8 @@
 # veth1 here, deleted at the end). Addresses: 198.18.0.1 (shca0),
 # 198.18.0.2 (shca1). An rping connection whose client or server is
 # killed (-9) leaves no cm_id, QP, CQ, MR, PD or context behind.
-# perftest -R between shca0 and shca1 runs with veth1 in a network
+# perftest -R and rdma_server/rdma_client (rdma_client takes no source
+# address) between shca0 and shca1 run with veth1 in a network
 # namespace of its own, shca1 made again on it there, the server inside:
 # in one namespace the route to the local 198.18.0.2 goes through lo,
 # which ib_core turns into the netdev owning 198.18.0.2, so perftest's
@@ -322,10 +323,14 @@ for t in "${topos[@]}"; do
 	run_cm "udaddy $label" check_status "listen 7174" \
 		udaddy -b "$sa" -- \
 		udaddy -s "$sa" -b "$ca"
-	port=$((port + 1))
-	run_cm "rdma_server/rdma_client $label" check_end "listen $port" \
-		rdma_server -s "$sa" -p "$port" -- \
-		rdma_client -s "$sa" -p "$port"
+	# rdma_client takes no source address: towards shca1 it runs with
+	# the server in the netns, below.
+	if [ "$label" = shca0 ]; then
+		port=$((port + 1))
+		run_cm "rdma_server/rdma_client $label" check_end "listen $port" \
+			rdma_server -s "$sa" -p "$port" -- \
+			rdma_client -s "$sa" -p "$port"
+	fi
 	# The sender sleeps 3 s after its join, so the receiver's join,
 	# right after its bind, is done before the first datagram.
 	run_cm "mckey $label -C 100 -S 1024" check_status "bound $sa" \
@@ -339,12 +344,18 @@ for t in "${topos[@]}"; do
 		perftest_rows "$label"
 	elif [ "$link_type" != softhca ]; then
 		# rxe_net.c of 6.1: its UDP sockets and routes are init_net's.
-		for row in "ib_send_lat -R" "ib_write_bw -R" "after perftest -R"; do
+		for row in "rdma_server/rdma_client" "ib_send_lat -R" "ib_write_bw -R" "after perftest -R"; do
 			ok "$row $label (netns) # SKIP rdma_rxe works in init_net only"
 		done
 	elif shca1_to_netns; then
 		# The GID indexes as ports_ready found them.
 		sg=$g1 cg=$g0
+		# rdma_client sends one 16-byte message and receives one.
+		port=$((port + 1))
+		tx0=$(port_bytes shca0 tx_bytes) rx0=$(port_bytes shca1 rx_bytes)
+		run_cm "rdma_server/rdma_client $label (netns)" "crossed 16 check_end" \
+			"listen $port" ip netns exec "$ns" rdma_server -s "$sa" -p "$port" -- \
+			rdma_client -s "$sa" -p "$port"
 		perftest_rows "$label (netns)" ip netns exec "$ns"
 		# Before shca1 goes: the server's side is checked too.
 		if only_ib_mad_left; then
@@ -354,7 +365,7 @@ for t in "${topos[@]}"; do
 		fi
 		shca1_home || echo "# veth1 and shca1 did not come home"
 	else
-		for row in "ib_send_lat -R" "ib_write_bw -R" "after perftest -R"; do
+		for row in "rdma_server/rdma_client" "ib_send_lat -R" "ib_write_bw -R" "after perftest -R"; do
 			nok "$row $label (netns): shca1 on veth1 in $ns"
 		done
 		shca1_home
