@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * softhca HCA model: the wire. RoCEv2 (IBTA Vol 1 and Annex A17) is how the
+ * HCA's port reaches what is not a softhca device of this host: other
+ * hosts, rdma_rxe, real RoCE NICs. This header is the seam between the
+ * packet layer (wire_opcode.c: the opcode table; wire_pkt.c: headers and
+ * ICRC; wire_net.c: the UDP tunnel socket of each network namespace, the
+ * receive queue, transmit) and the transports that use it (wire_ud.c:
+ * datagrams; wire_rc_*.c: reliable connection). Nothing outside
+ * kernel/hca/ includes it.
+ *
+ * Packets are described by host-order fields (struct hca_wire_hdr); only
+ * wire_pkt.c reads or writes the big-endian headers.
+ */
+#ifndef HCA_HCA_WIRE_H
+#define HCA_HCA_WIRE_H
+
+#include <linux/skbuff.h>
+#include <linux/types.h>
+
+#include "engine.h"
+
+#define HCA_ROCE_UDP_PORT	4791
+
+/* BTH opcode: transport in the top three bits, operation below. */
+#define HCA_WIRE_TP_RC		0x00
+#define HCA_WIRE_TP_UC		0x20
+#define HCA_WIRE_TP_UD		0x60
+#define HCA_WIRE_TP_MASK	0xe0
+
+/* Operations (the low five bits), as IBTA Vol 1 Table 38 numbers them. */
+enum hca_wire_op {
+	HCA_WOP_SEND_FIRST		= 0x00,
+	HCA_WOP_SEND_MIDDLE		= 0x01,
+	HCA_WOP_SEND_LAST		= 0x02,
+	HCA_WOP_SEND_LAST_IMM		= 0x03,
+	HCA_WOP_SEND_ONLY		= 0x04,
+	HCA_WOP_SEND_ONLY_IMM		= 0x05,
+	HCA_WOP_WRITE_FIRST		= 0x06,
+	HCA_WOP_WRITE_MIDDLE		= 0x07,
+	HCA_WOP_WRITE_LAST		= 0x08,
+	HCA_WOP_WRITE_LAST_IMM		= 0x09,
+	HCA_WOP_WRITE_ONLY		= 0x0a,
+	HCA_WOP_WRITE_ONLY_IMM		= 0x0b,
+	HCA_WOP_READ_REQ		= 0x0c,
+	HCA_WOP_READ_RESP_FIRST		= 0x0d,
+	HCA_WOP_READ_RESP_MIDDLE	= 0x0e,
+	HCA_WOP_READ_RESP_LAST		= 0x0f,
+	HCA_WOP_READ_RESP_ONLY		= 0x10,
+	HCA_WOP_ACK			= 0x11,
+	HCA_WOP_ATOMIC_ACK		= 0x12,
+	HCA_WOP_CMP_SWAP		= 0x13,
+	HCA_WOP_FETCH_ADD		= 0x14,
+	HCA_WOP_SEND_LAST_INV		= 0x16,
+	HCA_WOP_SEND_ONLY_INV		= 0x17,
+};
+
+/* Extension headers a packet carries (struct hca_wire_opcode.hdrs). */
+enum {
+	HCA_WH_RETH	= BIT(0),
+	HCA_WH_AETH	= BIT(1),
+	HCA_WH_ATOMIC	= BIT(2),	/* AtomicETH */
+	HCA_WH_ATOMACK	= BIT(3),	/* AtomicAckETH */
+	HCA_WH_IMM	= BIT(4),	/* ImmDt */
+	HCA_WH_IETH	= BIT(5),
+	HCA_WH_DETH	= BIT(6),
+};
+
+/* Where a packet sits in its message, and what it is. */
+enum {
+	HCA_WF_FIRST	= BIT(0),
+	HCA_WF_MIDDLE	= BIT(1),
+	HCA_WF_LAST	= BIT(2),
+	HCA_WF_ONLY	= HCA_WF_FIRST | HCA_WF_LAST,
+	HCA_WF_PAYLOAD	= BIT(3),	/* carries data (may be 0 bytes) */
+	HCA_WF_REQUEST	= BIT(4),	/* requester to responder */
+	HCA_WF_RESPONSE	= BIT(5),	/* responder to requester */
+	HCA_WF_SEND	= BIT(6),	/* consumes a receive WQE */
+	HCA_WF_WRITE	= BIT(7),
+	HCA_WF_READ	= BIT(8),	/* READ request or response */
+	HCA_WF_ATOMIC	= BIT(9),
+};
+
+/* One row per BTH opcode softhca sends or takes (wire_opcode.c). */
+struct hca_wire_opcode {
+	const char *name;		/* as Wireshark prints it */
+	u16 hdrs;			/* HCA_WH_* */
+	u16 flags;			/* HCA_WF_* */
+};
+
+/* NULL: an opcode softhca neither sends nor takes (the packet is dropped). */
+const struct hca_wire_opcode *hca_wire_opcode(u8 opcode);
+
+/* AETH syndromes (IBTA 9.7.5.2.1): the top three bits say which kind. */
+#define HCA_AETH_ACK		0x00	/* | credit count (0x1f: none) */
+#define HCA_AETH_RNR_NAK	0x20	/* | RNR timer code */
+#define HCA_AETH_NAK		0x60	/* | HCA_NAK_* */
+#define HCA_AETH_KIND_MASK	0xe0
+#define HCA_AETH_VALUE_MASK	0x1f
+#define HCA_AETH_NO_CREDITS	0x1f
+
+enum {
+	HCA_NAK_PSN_SEQ_ERR		= 0,
+	HCA_NAK_INVALID_REQUEST		= 1,
+	HCA_NAK_REMOTE_ACCESS		= 2,
+	HCA_NAK_REMOTE_OP_ERR		= 3,
+	HCA_NAK_INVALID_RD_REQUEST	= 4,
+};
+
+#define HCA_PSN_MASK		0xffffff
+#define HCA_BTH_SE		BIT(0)	/* solicited event */
+#define HCA_BTH_MIG		BIT(1)
+#define HCA_BTH_ACKREQ		BIT(2)
+
+/* A packet's headers in host order; the ones its opcode has are valid. */
+struct hca_wire_hdr {
+	u8 opcode;			/* full BTH opcode: transport | op */
+	u8 flags;			/* HCA_BTH_* */
+	u16 pkey;
+	u32 dqpn;
+	u32 psn;
+	struct {
+		u64 va;
+		u32 rkey;
+		u32 len;
+	} reth;
+	struct {
+		u8 syndrome;
+		u32 msn;
+	} aeth;
+	struct {
+		u64 va;
+		u32 rkey;
+		u64 swap_add;
+		u64 compare;
+	} atomic;
+	u64 atomic_orig;		/* AtomicAckETH */
+	__be32 imm;			/* ImmDt, as the CQE carries it */
+	u32 ieth_rkey;
+	struct {
+		u32 qkey;
+		u32 sqpn;
+	} deth;
+};
+
+/*
+ * The IP/UDP envelope: GIDs as the GID table holds them (IPv4-mapped or
+ * IPv6). On receive also the source MAC and VLAN (UD's work completion).
+ */
+struct hca_wire_addr {
+	u8 sgid[16];
+	u8 dgid[16];
+	u16 udp_sport;
+	u8 tclass;
+	u8 hop_limit;
+	u32 flow_label;
+	u8 smac[6];
+	u16 vlan_id;
+	u8 vlan;			/* @vlan_id is valid */
+};
+
+/* A received packet, its ICRC and headers checked (wire_pkt.c). */
+struct hca_wire_pkt {
+	struct sk_buff *skb;
+	const struct hca_wire_opcode *op;
+	struct hca_wire_hdr h;
+	struct hca_wire_addr a;
+	const u8 *payload;		/* linear, without pad and ICRC */
+	u32 paylen;
+};
+
+/*
+ * The UDP source port of a flow (Annex A17.5.3): from the flow label when
+ * it is set, else from the QPN pair, in the dynamic range 0xc000..0xffff.
+ */
+u16 hca_wire_sport(u32 flow_label, u32 src_qpn, u32 dst_qpn);
+
+/*
+ * Transmit, in process or softirq context, no sleeping lock held needed:
+ * hca_wire_alloc() builds an skb with room for every header of @h's
+ * opcode and a linear @paylen bytes at *@payload for the caller to fill;
+ * hca_wire_send() writes BTH and the extension headers, the pad, the
+ * ICRC, UDP and IP, and sends it out of the port's netdev. NULL / -errno:
+ * no memory, no route, no port; the caller treats it as a lost packet
+ * (the transport's own recovery applies), counted by the packet layer.
+ */
+struct sk_buff *hca_wire_alloc(struct hca *hca, const struct hca_wire_addr *a,
+			       const struct hca_wire_hdr *h, u32 paylen,
+			       u8 **payload);
+int hca_wire_send(struct hca *hca, struct sk_buff *skb);
+
+/*
+ * True when a transfer to @dgid must cross the wire: no softhca device of
+ * this host owns @dgid, or the force_wire module parameter is set.
+ */
+bool hca_wire_needed(const u8 dgid[16]);
+
+/* The HCA's source address for GID table index @sgid_index; false: none. */
+bool hca_wire_src(struct hca *hca, u32 sgid_index, u8 sgid[16]);
+
+/*
+ * Receive: the engine drains the HCA's receive queue and hands each packet
+ * to its transport, with the engine's exec context, in process context:
+ * wire_ud.c for UD (datagrams to hca_ud_receive()), wire_rc_*.c for RC.
+ * The transport consumes @pkt (frees pkt->skb) before it returns.
+ */
+void hca_wire_ud_recv(struct hca_exec_ctx *ctx, struct hca *hca,
+		      struct hca_wire_pkt *pkt);
+void hca_wire_rc_recv(struct hca_exec_ctx *ctx, struct hca *hca,
+		      struct hca_wire_pkt *pkt);
+
+#endif
