@@ -133,7 +133,7 @@ TEST_F(ops, send_with_imm)
  */
 TEST_F(ops, comm_est_on_first_receive_in_rtr)
 {
-	bool events = !getenv("SOFTHCA_RC_LINK_TYPE");	/* rxe raises none */
+	bool events = !rc_dev_is_rxe(B->dev);	/* rxe raises none */
 	struct ibv_qp_attr attr;
 	struct ibv_async_event ev;
 	int mask;

@@ -34,6 +34,7 @@
 
 #include "debug.h"
 #include "engine.h"
+#include "wire_rc.h"
 
 static unsigned int engine_threads;
 module_param(engine_threads, uint, 0444);
@@ -995,6 +996,7 @@ int hca_engine_qp_init(struct hca_qp *qp)
 	mutex_init(&e->resp_lock);
 	INIT_LIST_HEAD(&e->run_node);
 	INIT_LIST_HEAD(&e->err_node);
+	skb_queue_head_init(&e->wire_rsp);
 	hca_wait_timer_init(e);
 	qp->eng = e;
 	qp->sq_ci = 0;
@@ -1041,6 +1043,7 @@ void hca_engine_qp_fini(struct hca_qp *qp)
 		return;
 	/* Off every list and no timer since the RESET of DESTROY_QP. */
 	WARN_ON_ONCE(e->on_run || e->on_err || hrtimer_active(&e->wait_timer));
+	hca_wire_qp_fini(qp);
 	mutex_destroy(&e->resp_lock);
 	mutex_destroy(&e->exec_lock);
 	qp->eng = NULL;
@@ -1075,6 +1078,7 @@ void hca_engine_qp_state_changed(struct hca_qp *qp,
 		qp->sq_ci = 0;
 		qp->rq_ci = 0;
 		e->comm_est = false;
+		hca_wire_qp_reset(qp);
 		hca_wait_clear(qp);
 		hca_engine_qp_forget(qp);
 		WRITE_ONCE(qp->dbr->rcv_counter, 0);
@@ -1093,8 +1097,15 @@ void hca_engine_qp_state_changed(struct hca_qp *qp,
 		hca_qp_watch_err(qp);
 		fallthrough;
 	case HCA_QPS_RTS:
+		if (old_state == HCA_QPS_RTR)
+			hca_wire_qp_rts(qp);
 		/* WQEs posted before RTS start now; ERR flushes. */
 		hca_engine_run_now(qp);
+		break;
+	case HCA_QPS_RTR:
+		/* A peer off this host: the wire (wire_qp.c). */
+		if (hca_wire_qp_rtr(qp))
+			hca_dbg_qp(qp, "no wire context: no source GID or memory\n");
 		break;
 	default:
 		break;

@@ -30,6 +30,7 @@
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/mutex.h>
+#include <linux/skbuff.h>
 
 #include "model.h"
 
@@ -115,6 +116,7 @@ struct hca_path {
 	u8 rnr_retry;
 	u32 qkey;			/* datagram QPs: its own Q_Key */
 	u32 path_mtu;			/* datagram QPs: the largest message */
+	u8 max_rd_atomic;		/* wire: READs and atomics in flight */
 };
 
 /* ... and the responder of its own. */
@@ -147,6 +149,13 @@ struct hca_engine_qp {
 	bool on_run;
 	bool on_err;
 	u64 req_cnt[HCA_QCNT_NUM];	/* as requester, under exec_lock */
+	/*
+	 * The wire (wire_rc.h): set at RTR for a peer off this host, freed
+	 * at DESTROY_QP; responses wait in @wire_rsp for the executor.
+	 */
+	struct hca_wire_qp *wire;
+	struct hca_wire_qp *wire_mem;
+	struct sk_buff_head wire_rsp;
 
 	/*
 	 * The receive side: run by the executor of the peer's send queue,
@@ -291,6 +300,7 @@ static __always_inline const struct hca_path *hca_path_get(struct hca_qp *qp)
 	p->rnr_retry = qp->attrs.rnr_retry;
 	p->qkey = qp->attrs.qkey;
 	p->path_mtu = qp->attrs.path_mtu;
+	p->max_rd_atomic = qp->attrs.max_rd_atomic;
 	e->path_gen = qp->attrs_gen;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return p;
@@ -359,6 +369,13 @@ int hca_wqe_parse_payload(struct hca_qp *qp, struct hca_wqe *w,
 void hca_sq_complete(struct hca_qp *qp, const struct hca_wqe *w);
 void hca_sq_fail(struct hca_qp *qp, const struct hca_wqe *w, u8 syndrome);
 void hca_wait_clear(struct hca_qp *qp);
+void hca_wait_set(struct hca_qp *qp, enum hca_wait_kind kind, u64 delay_ns);
+u64 hca_rnr_timer_ns(u8 code);
+int hca_wqe_fetch_at(struct hca_exec_ctx *ctx, struct hca_qp *qp, u16 at,
+		     u16 posted);
+int hca_wqe_parse_rc(struct hca_qp *qp, struct hca_wqe *w, const u8 *buf);
+bool hca_wqe_signaled(struct hca_qp *qp, const struct hca_wqe *w);
+void hca_sgl_read(const struct hca_sgl *src, u64 soff, u8 *dst, u32 len);
 void hca_sq_drained_check(struct hca_qp *qp);
 
 static inline void hca_sgl_put(struct hca_sgl *sgl)

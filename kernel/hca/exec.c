@@ -22,6 +22,7 @@
 
 #include "debug.h"
 #include "engine.h"
+#include "wire_rc.h"
 
 #define HCA_QP_BUDGET		64	/* WQEs of one QP per turn */
 #define HCA_FLUSH_BUDGET	1024	/* flush CQEs of one queue per turn */
@@ -44,6 +45,8 @@ static bool hca_qp_has_work(struct hca_qp *qp)
 	case HCA_QPS_SQD:
 		if (hca_sq_posted(qp) == READ_ONCE(qp->sq_ci))
 			return false;
+		if (unlikely(READ_ONCE(e->wire)))
+			return hca_wire_has_work(qp);
 		until = READ_ONCE(e->wait_until);
 		if (until)
 			return ktime_get_ns() >= until;

@@ -18,6 +18,7 @@
 #include <linux/string.h>
 
 #include "engine.h"
+#include "wire_rc.h"
 
 /* Retry period of a requester whose local ACK timeout is 0 (infinite). */
 #define HCA_INFINITE_RETRY_NS	(100 * NSEC_PER_MSEC)
@@ -28,6 +29,12 @@ static const u32 hca_rnr_timer_10us[32] = {
 	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
 	12288, 16384, 24576, 32768, 49152,
 };
+
+/* The wait an RNR NAK's timer code asks for. */
+u64 hca_rnr_timer_ns(u8 code)
+{
+	return (u64)hca_rnr_timer_10us[code & 31] * 10 * NSEC_PER_USEC;
+}
 
 /* Copy @len bytes of the SQ ring from byte offset @off, following the wrap. */
 static __always_inline void hca_sq_copy(struct hca_qp *qp, void *dst,
@@ -189,13 +196,14 @@ int hca_wqe_parse_payload(struct hca_qp *qp, struct hca_wqe *w,
  * opcode and wqebbs say what to complete and how far to step. The
  * segments after ctrl are the transport's to parse.
  */
-static int hca_wqe_fetch(struct hca_exec_ctx *ctx, struct hca_qp *qp,
-			  u16 posted)
+static __always_inline int hca_wqe_fetch_idx(struct hca_exec_ctx *ctx,
+					      struct hca_qp *qp, u16 at,
+					      u16 posted)
 {
 	struct softhca_wqe_ctrl_seg *ctrl = (void *)ctx->wqe_buf;
-	u16 avail = posted - qp->sq_ci;
+	u16 avail = posted - at;
 	struct hca_wqe *w = &ctx->wqe;
-	u32 off = (u32)qp->sq_ci << SOFTHCA_SEND_WQE_SHIFT;
+	u32 off = (u32)at << SOFTHCA_SEND_WQE_SHIFT;
 	u32 max_wqebbs = hca_max_wqebbs(qp, avail);
 	u32 v, qpn_ds, wqebbs;
 
@@ -204,7 +212,7 @@ static int hca_wqe_fetch(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	v = be32_to_cpu(ctrl->opmod_idx_opcode);
 	qpn_ds = be32_to_cpu(ctrl->qpn_ds);
 
-	w->idx = qp->sq_ci;
+	w->idx = at;
 	w->opcode = v & SOFTHCA_WQE_CTRL_OPCODE_MASK;
 	w->op = NULL;
 	w->fm_ce_se = ctrl->fm_ce_se;
@@ -224,7 +232,7 @@ static int hca_wqe_fetch(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			     (wqebbs - 1) * SOFTHCA_SEND_WQE_BB);
 
 	if (((v & SOFTHCA_WQE_CTRL_IDX_MASK) >> SOFTHCA_WQE_CTRL_IDX_SHIFT) !=
-	    qp->sq_ci ||
+	    at ||
 	    qpn_ds >> SOFTHCA_WQE_CTRL_QPN_SHIFT != qp->qpn)
 		return -EINVAL;
 	if ((qp->flags & HCA_QP_SIGNATURE) &&
@@ -233,14 +241,31 @@ static int hca_wqe_fetch(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	return 0;
 }
 
+static int hca_wqe_fetch(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+			  u16 posted)
+{
+	return hca_wqe_fetch_idx(ctx, qp, qp->sq_ci, posted);
+}
+
+/* The wire's requester fetches WQEs ahead of sq_ci (and again to resend). */
+int hca_wqe_fetch_at(struct hca_exec_ctx *ctx, struct hca_qp *qp, u16 at,
+		     u16 posted)
+{
+	return hca_wqe_fetch_idx(ctx, qp, at, posted);
+}
+
+int hca_wqe_parse_rc(struct hca_qp *qp, struct hca_wqe *w, const u8 *buf)
+{
+	return hca_wqe_parse(qp, w, buf);
+}
+
 /* ---- one step of the send queue ---------------------------------------- */
 
 /*
  * The WQE at sq_ci waits for a timer: it has started (went out once), so
  * an SQD drain completes it first (qp->sq_draining, read by QUERY_QP).
  */
-static void hca_wait_set(struct hca_qp *qp, enum hca_wait_kind kind,
-			  u64 delay_ns)
+void hca_wait_set(struct hca_qp *qp, enum hca_wait_kind kind, u64 delay_ns)
 {
 	struct hca_engine_qp *e = qp->eng;
 
@@ -265,7 +290,7 @@ void hca_wait_clear(struct hca_qp *qp)
 	WRITE_ONCE(qp->sq_draining, false);
 }
 
-static bool hca_wqe_signaled(struct hca_qp *qp, const struct hca_wqe *w)
+bool hca_wqe_signaled(struct hca_qp *qp, const struct hca_wqe *w)
 {
 	return (w->fm_ce_se & SOFTHCA_WQE_CTRL_CQ_UPDATE) ||
 	       (qp->flags & HCA_QP_SQ_SIG_ALL);
@@ -347,6 +372,9 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	bool fetches;
 	int err;
 
+	/* A peer off this host: the wire's requester (wire_req.c). */
+	if (unlikely(e->wire))
+		return hca_wire_req_step(ctx, qp, posted, now);
 	if (e->wait_kind != HCA_WAIT_NONE && now < e->wait_until)
 		return HCA_STEP_WAIT;
 
@@ -433,9 +461,7 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			}
 			e->rnr_left--;
 		}
-		hca_wait_set(qp, HCA_WAIT_RNR,
-			      (u64)hca_rnr_timer_10us[ans.rnr_timer & 31] *
-			      10 * NSEC_PER_USEC);
+		hca_wait_set(qp, HCA_WAIT_RNR, hca_rnr_timer_ns(ans.rnr_timer));
 		return HCA_STEP_WAIT;
 	case HCA_ANS_NONE:
 	default:
@@ -456,6 +482,8 @@ void hca_sq_flush(struct hca_qp *qp, u16 posted, unsigned int budget)
 	struct softhca_cqe cqe;
 
 	hca_wait_clear(qp);
+	if (qp->eng->wire)
+		hca_wire_req_flush(qp);
 	while (qp->sq_ci != posted && budget--) {
 		u16 avail = posted - qp->sq_ci;
 		u32 wqebbs;

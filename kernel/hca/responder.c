@@ -90,6 +90,44 @@ static __always_inline void hca_sgl_copy(struct hca_exec_ctx *ctx,
 }
 
 /*
+ * Read @len bytes of @src (inline payload or acquired MKeys) from its byte
+ * @soff on into @dst: a packet's payload on the wire (wire_req.c,
+ * wire_resp.c). The caller acquired @src for at least @soff + @len bytes.
+ */
+void hca_sgl_read(const struct hca_sgl *src, u64 soff, u8 *dst, u32 len)
+{
+	unsigned int si = 0;
+
+	if (src->inl) {
+		hca_copy(dst, src->inl + soff, len);
+		return;
+	}
+	while (si < src->n && soff >= src->sge[si].len)
+		soff -= src->sge[si++].len;
+	while (len) {
+		const struct hca_sge *s = &src->sge[si];
+		struct page *page;
+		size_t pg, n;
+		void *p;
+
+		if (WARN_ON_ONCE(si >= src->n || !s->mkey))
+			return;
+		page = hca_mkey_page(s->mkey, s->va + soff, &pg);
+		n = min3((u64)len, s->len - soff, (u64)(PAGE_SIZE - pg));
+		p = kmap_local_page(page);
+		hca_copy(dst, p + pg, n);
+		kunmap_local(p);
+		dst += n;
+		len -= n;
+		soff += n;
+		if (soff == s->len) {
+			si++;
+			soff = 0;
+		}
+	}
+}
+
+/*
  * Copy the RQ WQE at rq_ci out of the ring once and parse the copy into
  * @sgl (or only validate it if @sgl is NULL): data segments up to the
  * sentinel or the end of the stride, zero-length ones skipped. -EINVAL for

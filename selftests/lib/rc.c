@@ -173,6 +173,11 @@ static int end_create(struct rc_pair *p, int i)
 
 	e->dev = (c->topo == RC_CROSS_DEV && i == 1) ? "shca1" : "shca0";
 	ip = (c->topo == RC_CROSS_DEV && i == 1) ? RC_IP1 : RC_IP0;
+	if (rc_cross_dev(0)) {
+		/* SOFTHCA_RC_CROSS: each on its own veth, whichever it is. */
+		e->dev = rc_cross_dev(c->topo == RC_CROSS_DEV ? i : 0);
+		ip = NULL;
+	}
 	if (i == 1 && c->topo == RC_SAME_CTX) {
 		e->ctx = p->e[0].ctx;
 		e->own_ctx = false;
@@ -185,7 +190,11 @@ static int end_create(struct rc_pair *p, int i)
 			return fail(errno, "open %s", e->dev);
 		e->own_ctx = true;
 	}
-	e->gid_index = rc_find_gid(e->ctx, ip);
+	e->gid_index = ip ? rc_find_gid(e->ctx, ip) : rc_find_gid(e->ctx, RC_IP0);
+	if (!ip && e->gid_index < 0) {
+		ip = RC_IP1;
+		e->gid_index = rc_find_gid(e->ctx, ip);
+	}
 	if (e->gid_index < 0)
 		return fail(-e->gid_index, "RoCE v2 GID of %s on %s", ip, e->dev);
 	if (ibv_query_gid(e->ctx, 1, e->gid_index, &e->gid))
@@ -244,7 +253,7 @@ int rc_pair_create(struct rc_pair *p, const struct rc_cfg *cfg)
 
 	memset(p, 0, sizeof(*p));
 	p->cfg = *cfg;
-	if (cfg->topo == RC_CROSS_DEV) {
+	if (cfg->topo == RC_CROSS_DEV && !rc_cross_dev(0)) {
 		ret = rc_shca1_add();
 		if (ret < 0)
 			return ret;
@@ -558,10 +567,33 @@ static int rxe_mode(void)
 
 	if (rxe < 0) {
 		const char *t = getenv("SOFTHCA_RC_LINK_TYPE");
+		const char *cross = getenv("SOFTHCA_RC_CROSS");
 
-		rxe = t && !strcmp(t, "rxe");
+		rxe = (t && !strcmp(t, "rxe")) || (cross && strstr(cross, "rxe"));
 	}
 	return rxe;
+}
+
+bool rc_dev_is_rxe(const char *dev)
+{
+	const char *t = getenv("SOFTHCA_RC_LINK_TYPE");
+
+	return (t && !strcmp(t, "rxe")) || !strncmp(dev, "rxe", 3);
+}
+
+const char *rc_cross_dev(int i)
+{
+	static char dev[2][32];
+	static int parsed;
+
+	if (!parsed) {
+		const char *cross = getenv("SOFTHCA_RC_CROSS");
+
+		parsed = 1;
+		if (cross && sscanf(cross, "%31s %31s", dev[0], dev[1]) != 2)
+			dev[0][0] = 0;
+	}
+	return dev[0][0] ? dev[i] : NULL;
 }
 
 bool rc_wc_flags_are(const struct ibv_wc *wc, unsigned int flags)

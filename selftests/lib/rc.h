@@ -85,6 +85,17 @@ struct rc_pair {
 	int shca1_added;		/* this pair created shca1 */
 };
 
+/*
+ * SOFTHCA_RC_CROSS="DEV0 DEV1" (the wire's test bed, selftests/wire.sh):
+ * the devices of end 0 and end 1 in RC_CROSS_DEV instead of shca0 and
+ * shca1 (both exist already, each on veth0 or veth1); the other
+ * topologies run on DEV0. An rxe among them relaxes the completion checks
+ * that rxe does differently (as SOFTHCA_RC_LINK_TYPE=rxe). NULL: not set.
+ */
+const char *rc_cross_dev(int i);
+/* Is @dev (an end's) an rdma_rxe device? */
+bool rc_dev_is_rxe(const char *dev);
+
 /* Defaults: 64-deep queues, 4 SGEs, 256 bytes inline, 256-entry CQs,
  * 1 MiB buffers, full access, MTU 1024, timeout 14, retry 7, RNR retry 7,
  * min_rnr_timer 12 (0.64 ms), 4 outstanding reads/atomics.

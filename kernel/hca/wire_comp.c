@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca HCA model: the completer of an RC QP on the wire. Responses the
+ * receive path queued for the QP (wire_resp.c) are taken here, by the QP's
+ * executor, in arrival order:
+ *
+ * - an ACK acknowledges every PSN up to its own: SEND and WRITE flights it
+ *   covers complete, in order; one that covers a READ or an atomic whose
+ *   response never came is an implied NAK (IBTA 9.7.5.1.4): go back N;
+ * - a NAK acknowledges the PSNs before its own, then: a PSN sequence error
+ *   goes back N from its PSN, an RNR NAK waits the responder's timer and
+ *   then goes back (rnr_retry times), any other fails the WQE with the
+ *   status a ConnectX reports (REM_INV_REQ_ERR, REM_ACCESS_ERR,
+ *   REM_OP_ERR) and the QP goes to ERR;
+ * - READ responses must come in PSN order from the oldest unacknowledged
+ *   PSN: each is placed at its offset in the READ's local list, and a gap
+ *   (a lost response) goes back N to re-request the rest;
+ * - an atomic ACK writes the original value and completes the atomic.
+ * A response for a PSN never sent, or one already acknowledged, is a
+ * duplicate or a forgery: dropped. Progress restarts the ACK timer and
+ * the retry counters.
+ *
+ * Called with the QP's exec_lock held, in process context.
+ */
+#include "wire_rc.h"
+
+static struct hca_wire_flight *hca_wire_head(struct hca_wire_req *r)
+{
+	return r->nfl ? &r->fl[r->head] : NULL;
+}
+
+static bool hca_wire_flight_is_rd(const struct hca_wire_flight *f)
+{
+	return f->opcode == SOFTHCA_OPCODE_RDMA_READ ||
+	       f->opcode == SOFTHCA_OPCODE_ATOMIC_CS ||
+	       f->opcode == SOFTHCA_OPCODE_ATOMIC_FA;
+}
+
+/* ctx->wqe as completing (or failing) flight @f needs it. */
+static struct hca_wqe *hca_wire_flight_wqe(struct hca_exec_ctx *ctx,
+					   const struct hca_wire_flight *f)
+{
+	struct hca_wqe *w = &ctx->wqe;
+
+	w->idx = f->idx;
+	w->opcode = f->opcode;
+	w->op = softhca_opcode_on(f->opcode, SOFTHCA_TP_RC);
+	w->fm_ce_se = f->fm_ce_se;
+	w->imm = f->imm;
+	w->wqebbs = f->wqebbs;
+	w->local.n = 0;
+	w->local.inl = NULL;
+	w->local.len = f->len;
+	return w;
+}
+
+/* The oldest flight is done with: off the ring. */
+static void hca_wire_flight_pop(struct hca_qp *qp, struct hca_wire_req *r)
+{
+	struct hca_wire_flight *f = &r->fl[r->head];
+	u32 end = hca_psn_add(f->psn, f->npkts);
+
+	r->nrd -= hca_wire_flight_is_rd(f);
+	r->head = (r->head + 1) & (HCA_WIRE_FLIGHTS - 1);
+	r->nfl--;
+	/* Acknowledged while being sent again: nothing of it is left. */
+	if (r->sq_sent == f->idx) {
+		WRITE_ONCE(r->sq_sent, f->idx + f->wqebbs);
+		if (hca_psn_diff(r->next_psn, end) < 0)
+			r->next_psn = end;
+	}
+}
+
+/* The oldest flight completed: its CQE, fresh retry counters. */
+static void hca_wire_comp_done(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+			       bool *progress)
+{
+	struct hca_engine_qp *e = qp->eng;
+	struct hca_wire_req *r = &e->wire->req;
+	struct hca_wire_flight *f = &r->fl[r->head];
+	const struct hca_path *p = hca_path_get(qp);
+
+	/* Flights complete in order from sq_ci: anything else is our bug. */
+	if (WARN_ON_ONCE(qp->sq_ci != f->idx))
+		return;
+	hca_sq_complete(qp, hca_wire_flight_wqe(ctx, f));
+	hca_wire_flight_pop(qp, r);
+	e->retry_left = p->retry_cnt;
+	e->rnr_left = p->rnr_retry;
+	r->rewind_pending = false;
+	*progress = true;
+}
+
+void hca_wire_comp_fail(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+			u8 syndrome)
+{
+	struct hca_wire_req *r = &qp->eng->wire->req;
+	struct hca_wire_flight *f = hca_wire_head(r);
+
+	if (!f || WARN_ON_ONCE(qp->sq_ci != f->idx))
+		return;
+	hca_sq_fail(qp, hca_wire_flight_wqe(ctx, f), syndrome);
+	hca_wire_flight_pop(qp, r);
+}
+
+/* Go back N to @psn, once until something progresses. */
+static void hca_wire_comp_rewind(struct hca_qp *qp, u32 psn)
+{
+	struct hca_wire_req *r = &qp->eng->wire->req;
+
+	if (r->rewind_pending && r->rewound == psn)
+		return;
+	hca_wire_req_rewind(qp, psn);
+}
+
+/*
+ * Every PSN up to @psn is acknowledged: complete the SEND and WRITE
+ * flights it covers, in order, up to the first READ or atomic.
+ */
+static void hca_wire_comp_ack_upto(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+				   u32 psn, bool *progress)
+{
+	struct hca_wire_req *r = &qp->eng->wire->req;
+	struct hca_wire_flight *f;
+
+	while ((f = hca_wire_head(r))) {
+		s32 d = hca_psn_diff(psn, f->psn);
+		u32 acked;
+
+		if (d < 0)
+			return;
+		if (hca_wire_flight_is_rd(f)) {
+			/* Acknowledged past it: its response was lost. */
+			if (d >= (s32)f->npkts)
+				hca_wire_comp_rewind(qp, hca_psn_add(f->psn,
+								     f->acked));
+			return;
+		}
+		acked = min_t(u32, d + 1, f->npkts);
+		if (acked > f->acked) {
+			f->acked = acked;
+			*progress = true;
+		}
+		if (f->acked < f->npkts)
+			return;
+		hca_wire_comp_done(ctx, qp, progress);
+	}
+}
+
+/* The last PSN the flights cover: a response past it answers nothing. */
+static bool hca_wire_psn_sent(const struct hca_wire_req *r, u32 psn)
+{
+	const struct hca_wire_flight *last;
+
+	if (!r->nfl)
+		return false;
+	last = &r->fl[(r->head + r->nfl - 1) & (HCA_WIRE_FLIGHTS - 1)];
+	return hca_psn_diff(psn, hca_psn_add(last->psn, last->npkts)) < 0 &&
+	       hca_psn_diff(psn, r->fl[r->head].psn) >= 0;
+}
+
+static const u8 hca_wire_nak_syndrome[] = {
+	[HCA_NAK_INVALID_REQUEST] = SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR,
+	[HCA_NAK_REMOTE_ACCESS] = SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR,
+	[HCA_NAK_REMOTE_OP_ERR] = SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR,
+	[HCA_NAK_INVALID_RD_REQUEST] = SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR,
+};
+
+static void hca_wire_comp_rnr(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+			      u32 psn, u8 timer)
+{
+	struct hca_engine_qp *e = qp->eng;
+
+	hca_count(e->req_cnt, HCA_QCNT_RNR_NAKS_RCVD, 1);
+	if (hca_path_get(qp)->rnr_retry != 7) {
+		if (!e->rnr_left) {
+			hca_wire_comp_fail(ctx, qp,
+				SOFTHCA_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		e->rnr_left--;
+	}
+	hca_wire_req_rewind(qp, psn);
+	hca_wait_set(qp, HCA_WAIT_RNR, hca_rnr_timer_ns(timer));
+}
+
+/* An ACK or NAK (opcode ACKNOWLEDGE) for @psn. */
+static void hca_wire_comp_aeth(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+			       const struct hca_wire_rsp_cb *cb, bool *progress)
+{
+	u8 kind = cb->syndrome & HCA_AETH_KIND_MASK;
+	u8 value = cb->syndrome & HCA_AETH_VALUE_MASK;
+	u32 before = hca_psn_add(cb->psn, HCA_PSN_MASK);
+
+	if (kind == HCA_AETH_ACK) {
+		hca_wire_comp_ack_upto(ctx, qp, cb->psn, progress);
+		return;
+	}
+	hca_wire_comp_ack_upto(ctx, qp, before, progress);
+	if (kind == HCA_AETH_RNR_NAK) {
+		hca_wire_comp_rnr(ctx, qp, cb->psn, value);
+	} else if (kind != HCA_AETH_NAK) {
+		return;		/* a reserved kind: ignored */
+	} else if (value == HCA_NAK_PSN_SEQ_ERR) {
+		hca_wire_comp_rewind(qp, cb->psn);
+	} else if (value < ARRAY_SIZE(hca_wire_nak_syndrome) &&
+		   hca_wire_nak_syndrome[value]) {
+		hca_wire_comp_fail(ctx, qp, hca_wire_nak_syndrome[value]);
+	}
+}
+
+/* The READ or atomic at the head, its WQE fetched again, its list held. */
+static struct hca_wqe *hca_wire_comp_local(struct hca_exec_ctx *ctx,
+					   struct hca_qp *qp, u16 posted,
+					   const struct hca_wire_flight *f)
+{
+	struct hca_wqe *w = &ctx->wqe;
+
+	if (hca_wqe_fetch_at(ctx, qp, f->idx, posted) ||
+	    hca_wqe_parse_rc(qp, w, ctx->wqe_buf) || w->opcode != f->opcode ||
+	    w->local.len != f->len)
+		return NULL;
+	if (hca_sgl_get(qp->hca, qp->pdn, w->op->local_access, &w->local,
+			w->local.len, &qp->eng->lkeys))
+		return NULL;
+	return w;
+}
+
+/* Is READ response @opcode the right one for packet @k of @n? */
+static bool hca_wire_read_rsp_fits(u8 opcode, u32 k, u32 n)
+{
+	bool last = k == n - 1;
+
+	switch (opcode & ~HCA_WIRE_TP_MASK) {
+	case HCA_WOP_READ_RESP_FIRST:
+	case HCA_WOP_READ_RESP_MIDDLE:
+		return !last;
+	case HCA_WOP_READ_RESP_LAST:
+	case HCA_WOP_READ_RESP_ONLY:
+		return last;
+	}
+	return false;
+}
+
+static void hca_wire_comp_read(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+			       const struct hca_wire_rsp_cb *cb,
+			       const u8 *payload, u16 posted, bool *progress)
+{
+	struct hca_wire_qp *wq = qp->eng->wire;
+	struct hca_wire_flight *f = hca_wire_head(&wq->req);
+	struct hca_sgl *src = &ctx->remote;
+	u32 k, off, want;
+	struct hca_wqe *w;
+
+	if (!f || f->opcode != SOFTHCA_OPCODE_RDMA_READ)
+		return;
+	k = f->acked;
+	off = k * wq->mtu;
+	want = min(wq->mtu, f->len - min(off, f->len));
+	if (cb->paylen != want || !hca_wire_read_rsp_fits(cb->opcode, k,
+							  f->npkts))
+		return;
+	w = hca_wire_comp_local(ctx, qp, posted, f);
+	if (!w) {
+		hca_wire_comp_fail(ctx, qp, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
+		return;
+	}
+	src->n = 0;
+	src->inl = payload;
+	src->len = want;
+	hca_sgl_copy_at(ctx, &w->local, off, src, want);
+	hca_sgl_put(&w->local);
+	hca_count(qp->eng->req_cnt, HCA_QCNT_RX_BYTES, want);
+	f->acked++;
+	*progress = true;
+	if (f->acked == f->npkts)
+		hca_wire_comp_done(ctx, qp, progress);
+}
+
+static void hca_wire_comp_atomic(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+				 const struct hca_wire_rsp_cb *cb, u16 posted,
+				 bool *progress)
+{
+	struct hca_wire_flight *f = hca_wire_head(&qp->eng->wire->req);
+	struct hca_wqe *w;
+
+	if (!f || !hca_wire_flight_is_rd(f) ||
+	    f->opcode == SOFTHCA_OPCODE_RDMA_READ)
+		return;
+	w = hca_wire_comp_local(ctx, qp, posted, f);
+	if (!w) {
+		hca_wire_comp_fail(ctx, qp, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
+		return;
+	}
+	/* The original value, in host order, as the local path leaves it. */
+	hca_mkey_write(w->local.sge[0].mkey, w->local.sge[0].va, &cb->orig,
+		       sizeof(cb->orig));
+	hca_sgl_put(&w->local);
+	f->acked = 1;
+	hca_wire_comp_done(ctx, qp, progress);
+}
+
+static void hca_wire_comp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+				 const struct hca_wire_rsp_cb *cb,
+				 const u8 *payload, u16 posted, bool *progress)
+{
+	struct hca_wire_req *r = &qp->eng->wire->req;
+	const struct hca_wire_opcode *op = hca_wire_opcode(cb->opcode);
+	u32 una;
+	s32 d;
+
+	if (!op || !hca_wire_psn_sent(r, cb->psn))
+		return;
+	if (cb->opcode == (HCA_WIRE_TP_RC | HCA_WOP_ACK)) {
+		hca_wire_comp_aeth(ctx, qp, cb, progress);
+		return;
+	}
+	/* READ responses and atomic ACKs: exactly the next PSN awaited. */
+	hca_wire_comp_ack_upto(ctx, qp, hca_psn_add(cb->psn, HCA_PSN_MASK),
+			       progress);
+	if (!r->nfl)
+		return;
+	una = hca_psn_add(r->fl[r->head].psn, r->fl[r->head].acked);
+	d = hca_psn_diff(cb->psn, una);
+	if (d > 0)
+		hca_wire_comp_rewind(qp, una);
+	if (d)
+		return;
+	if (op->flags & HCA_WF_ATOMIC)
+		hca_wire_comp_atomic(ctx, qp, cb, posted, progress);
+	else if (op->flags & HCA_WF_READ)
+		hca_wire_comp_read(ctx, qp, cb, payload, posted, progress);
+}
+
+void hca_wire_comp_drain(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+			 u16 posted)
+{
+	struct hca_engine_qp *e = qp->eng;
+	bool progress = false;
+	struct sk_buff *skb;
+
+	while ((skb = skb_dequeue(&e->wire_rsp))) {
+		const struct hca_wire_rsp_cb *cb = (const void *)skb->cb;
+		enum hca_qp_state state = READ_ONCE(qp->state);
+
+		if (state == HCA_QPS_RTS || state == HCA_QPS_SQD)
+			hca_wire_comp_packet(ctx, qp, cb, skb->data + cb->payoff,
+					     posted, &progress);
+		consume_skb(skb);
+	}
+	if (progress && READ_ONCE(qp->state) != HCA_QPS_ERR)
+		hca_wire_req_timer(qp);
+}

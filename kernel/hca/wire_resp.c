@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca HCA model: RC packets from the wire, and the responder. The
+ * receive path (wire_net.c) hands every RC packet here, in the engine's
+ * process context: responses (ACK, READ responses, atomic ACKs) are queued
+ * for the QP's executor (wire_comp.c), requests are executed here under
+ * the QP's resp_lock.
+ *
+ * The responder takes requests in PSN order only: a PSN ahead of the one
+ * expected is answered with one PSN sequence error NAK (go back N), one
+ * behind is a duplicate: a SEND or WRITE is acknowledged again, a READ is
+ * executed again from its RETH, an atomic's saved result is sent again
+ * (HCA_WIRE_ATOMIC_REPLAY of them). A request in order places its data or
+ * answers with the READ responses or the atomic ACK; a SEND or WRITE is
+ * acknowledged when its packet asks (ACK request bit), so ACKs coalesce as
+ * the requester asks. Refusals are a ConnectX's: no receive WQE is an RNR
+ * NAK with the QP's min_rnr_timer; a bad rkey or access is a remote access
+ * NAK, a malformed request an invalid request NAK, both moving the QP to
+ * ERR with the affiliated event (as the local responder, responder.c).
+ *
+ * Everything in a packet is the network's, checked before it is used:
+ * the source address must be the QP's peer, lengths must fit the message
+ * and the path MTU, rkeys are checked over the whole range.
+ */
+#include <linux/string.h>
+
+#include "wire_rc.h"
+
+/* ---- answers ------------------------------------------------------------ */
+
+static void hca_wire_hdr_to_peer(struct hca_wire_hdr *h,
+				 const struct hca_wire_qp *wq, u8 op, u32 psn)
+{
+	memset(h, 0, sizeof(*h));
+	h->opcode = HCA_WIRE_TP_RC | op;
+	h->pkey = 0xffff;
+	h->dqpn = wq->dest_qpn;
+	h->psn = psn;
+}
+
+void hca_wire_send_ack(struct hca_qp *qp, u8 syndrome, u32 psn)
+{
+	struct hca_wire_qp *wq = qp->eng->wire;
+	struct hca_wire_hdr h;
+	struct sk_buff *skb;
+	u8 *payload;
+
+	hca_wire_hdr_to_peer(&h, wq, HCA_WOP_ACK, psn);
+	h.aeth.syndrome = syndrome;
+	h.aeth.msn = wq->resp.msn;
+	skb = hca_wire_alloc(qp->hca, &wq->addr, &h, 0, &payload);
+	if (skb)
+		hca_wire_send(qp->hca, skb);
+}
+
+static void hca_wire_resp_ack(struct hca_qp *qp,
+			      const struct hca_wire_pkt *pkt)
+{
+	if (pkt->h.flags & HCA_BTH_ACKREQ)
+		hca_wire_send_ack(qp, HCA_AETH_ACK | HCA_AETH_NO_CREDITS,
+				  pkt->h.psn);
+}
+
+/*
+ * Refuse the request with NAK @code; the QP goes to ERR and, for an RDMA
+ * request (no receive WQE tells the owner), raises @event.
+ */
+static void hca_wire_resp_refuse(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+				 const struct hca_wire_pkt *pkt, u8 code,
+				 u8 event)
+{
+	hca_wire_send_ack(qp, HCA_AETH_NAK | code, pkt->h.psn);
+	if (hca_qp_set_err(qp)) {
+		if (event)
+			hca_eq_qp_event(qp->hca, event, qp->qpn,
+					SOFTHCA_EVENT_QUEUE_TYPE_QP);
+		hca_engine_defer(ctx, qp);
+	}
+}
+
+static void hca_wire_resp_invalid(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+				  const struct hca_wire_pkt *pkt)
+{
+	hca_wire_resp_refuse(ctx, qp, pkt, HCA_NAK_INVALID_REQUEST,
+			     SOFTHCA_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
+}
+
+static void hca_wire_resp_access(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+				 const struct hca_wire_pkt *pkt)
+{
+	hca_wire_resp_refuse(ctx, qp, pkt, HCA_NAK_REMOTE_ACCESS,
+			     SOFTHCA_EVENT_TYPE_WQ_ACCESS_ERROR);
+}
+
+/* The receive WQE fails with @syndrome (error CQE), the peer gets @code. */
+static void hca_wire_resp_rwqe_err(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+				   const struct hca_wire_pkt *pkt, u8 syndrome,
+				   u8 code)
+{
+	hca_resp_cqe_err(ctx, qp, syndrome);
+	qp->eng->wire->resp.msg = 0;
+	hca_wire_resp_refuse(ctx, qp, pkt, code, 0);
+}
+
+/* ---- memory --------------------------------------------------------------- */
+
+/* ctx->remote = [va, va + len) of @rkey with @access, acquired. */
+static int hca_wire_resp_region(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+				u32 rkey, u64 va, u32 len, u32 access)
+{
+	struct hca_sgl *sgl = &ctx->remote;
+
+	sgl->n = 0;
+	sgl->len = 0;
+	sgl->inl = NULL;
+	if (!len)
+		return 0;	/* a zero-length access checks no rkey */
+	if (!(hca_resp_attrs_get(qp)->access_flags & access))
+		return -EACCES;
+	sgl->n = 1;
+	sgl->len = len;
+	sgl->sge[0].mkey = NULL;
+	sgl->sge[0].key = rkey;
+	sgl->sge[0].va = va;
+	sgl->sge[0].len = len;
+	return hca_sgl_get(qp->hca, qp->pdn, access, sgl, len,
+			   &qp->eng->keys);
+}
+
+/* @pkt's payload into @dst from byte @off on (ctx->wqe.local is free). */
+static void hca_wire_resp_place(struct hca_exec_ctx *ctx, struct hca_sgl *dst,
+				u64 off, const struct hca_wire_pkt *pkt)
+{
+	struct hca_sgl *src = &ctx->wqe.local;
+
+	if (!pkt->paylen)
+		return;
+	src->n = 0;
+	src->inl = pkt->payload;
+	src->len = pkt->paylen;
+	hca_sgl_copy_at(ctx, dst, off, src, pkt->paylen);
+}
+
+/* The receive CQE of a message that consumed the RQ WQE at rq_ci. */
+static void hca_wire_resp_cqe(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+			      const struct hca_wire_pkt *pkt, u8 cqe_op,
+			      u32 byte_cnt)
+{
+	struct softhca_cqe cqe;
+
+	memset(&cqe, 0, sizeof(cqe));
+	cqe.flags_rqpn = cpu_to_be32(qp->eng->wire->dest_qpn);
+	if (pkt->op->hdrs & HCA_WH_IMM)
+		cqe.imm_inval_pkey = pkt->h.imm;
+	cqe.byte_cnt = cpu_to_be32(byte_cnt);
+	cqe.sop_drop_qpn = cpu_to_be32(qp->qpn & SOFTHCA_24BIT_MASK);
+	cqe.wqe_counter = cpu_to_be16(qp->rq_ci);
+	cqe.op_own = cqe_op << SOFTHCA_CQE_OPCODE_SHIFT;
+	if (pkt->h.flags & HCA_BTH_SE)
+		cqe.op_own |= SOFTHCA_CQE_SE;
+	hca_resp_cqe_put(ctx, qp, &cqe);
+}
+
+/* Payload sizes IBTA allows: FIRST and MIDDLE exactly the MTU. */
+static bool hca_wire_paylen_ok(const struct hca_wire_qp *wq,
+			       const struct hca_wire_pkt *pkt)
+{
+	if (!(pkt->op->flags & HCA_WF_LAST))
+		return pkt->paylen == wq->mtu;
+	return pkt->paylen <= wq->mtu;
+}
+
+/* The message is done: the next PSN, and one more message for the MSN. */
+static void hca_wire_resp_msg_done(struct hca_wire_resp *rs)
+{
+	rs->msg = 0;
+	rs->msn = (rs->msn + 1) & HCA_PSN_MASK;
+}
+
+/* ---- requests ------------------------------------------------------------- */
+
+static void hca_wire_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+			       const struct hca_wire_pkt *pkt)
+{
+	struct hca_wire_qp *wq = qp->eng->wire;
+	struct hca_wire_resp *rs = &wq->resp;
+	u64 end;
+
+	if (!hca_wire_paylen_ok(wq, pkt)) {
+		hca_wire_resp_invalid(ctx, qp, pkt);
+		return;
+	}
+	if (pkt->op->flags & HCA_WF_FIRST) {
+		if (hca_rq_is_empty(qp)) {
+			hca_count(qp->eng->resp_cnt, HCA_QCNT_RNR_NAKS_SENT, 1);
+			hca_count(qp->eng->resp_cnt, HCA_QCNT_OUT_OF_BUFFER, 1);
+			hca_wire_send_ack(qp, HCA_AETH_RNR_NAK |
+					  hca_resp_attrs_get(qp)->min_rnr_timer,
+					  pkt->h.psn);
+			return;
+		}
+		rs->msg = HCA_WF_SEND;
+		rs->msg_off = 0;
+		hca_count(qp->eng->resp_cnt, HCA_QCNT_RX_REQUESTS, 1);
+	}
+	if (hca_rq_fetch(ctx, qp, &ctx->remote)) {
+		hca_wire_resp_rwqe_err(ctx, qp, pkt,
+				       SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR,
+				       HCA_NAK_REMOTE_OP_ERR);
+		return;
+	}
+	end = (u64)rs->msg_off + pkt->paylen;
+	if (end > ctx->remote.len) {
+		hca_wire_resp_rwqe_err(ctx, qp, pkt,
+				       SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR,
+				       HCA_NAK_INVALID_REQUEST);
+		return;
+	}
+	if (hca_sgl_get(qp->hca, qp->pdn, HCA_ACCESS_LOCAL_WRITE,
+			&ctx->remote, end, &qp->eng->keys)) {
+		hca_wire_resp_rwqe_err(ctx, qp, pkt,
+				       SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR,
+				       HCA_NAK_REMOTE_OP_ERR);
+		return;
+	}
+	hca_wire_resp_place(ctx, &ctx->remote, rs->msg_off, pkt);
+	hca_sgl_put(&ctx->remote);
+	rs->msg_off = end;
+	rs->epsn = hca_psn_add(rs->epsn, 1);
+	hca_count(qp->eng->resp_cnt, HCA_QCNT_RX_BYTES, pkt->paylen);
+	if (pkt->op->flags & HCA_WF_LAST) {
+		hca_wire_resp_cqe(ctx, qp, pkt, pkt->op->hdrs & HCA_WH_IMM ?
+				  SOFTHCA_CQE_RESP_SEND_IMM :
+				  SOFTHCA_CQE_RESP_SEND, end);
+		hca_wire_resp_msg_done(rs);
+	}
+	hca_wire_resp_ack(qp, pkt);
+}
+
+/* WRITE's first packet: the RETH, checked over the whole range. */
+static bool hca_wire_resp_write_begin(struct hca_exec_ctx *ctx,
+				      struct hca_qp *qp,
+				      const struct hca_wire_pkt *pkt)
+{
+	struct hca_wire_resp *rs = &qp->eng->wire->resp;
+
+	if (pkt->h.reth.len > qp->hca->caps->max_msg_sz) {
+		hca_wire_resp_invalid(ctx, qp, pkt);
+		return false;
+	}
+	if (hca_wire_resp_region(ctx, qp, pkt->h.reth.rkey, pkt->h.reth.va,
+				 pkt->h.reth.len, HCA_ACCESS_REMOTE_WRITE)) {
+		hca_wire_resp_access(ctx, qp, pkt);
+		return false;
+	}
+	hca_sgl_put(&ctx->remote);
+	rs->msg = HCA_WF_WRITE;
+	rs->msg_off = 0;
+	rs->wr_va = pkt->h.reth.va;
+	rs->wr_rkey = pkt->h.reth.rkey;
+	rs->wr_len = pkt->h.reth.len;
+	hca_count(qp->eng->resp_cnt, HCA_QCNT_RX_REQUESTS, 1);
+	return true;
+}
+
+static void hca_wire_resp_write(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+				const struct hca_wire_pkt *pkt)
+{
+	struct hca_wire_qp *wq = qp->eng->wire;
+	struct hca_wire_resp *rs = &wq->resp;
+	bool last = pkt->op->flags & HCA_WF_LAST;
+	bool imm = pkt->op->hdrs & HCA_WH_IMM;
+	u64 end;
+
+	if (!hca_wire_paylen_ok(wq, pkt)) {
+		hca_wire_resp_invalid(ctx, qp, pkt);
+		return;
+	}
+	if ((pkt->op->flags & HCA_WF_FIRST) &&
+	    !hca_wire_resp_write_begin(ctx, qp, pkt))
+		return;
+	end = (u64)rs->msg_off + pkt->paylen;
+	if (end > rs->wr_len || (last && end != rs->wr_len)) {
+		hca_wire_resp_invalid(ctx, qp, pkt);
+		return;
+	}
+	/* With an immediate: a receive WQE, checked before a byte is placed. */
+	if (last && imm && hca_rq_is_empty(qp)) {
+		hca_count(qp->eng->resp_cnt, HCA_QCNT_RNR_NAKS_SENT, 1);
+		hca_count(qp->eng->resp_cnt, HCA_QCNT_OUT_OF_BUFFER, 1);
+		hca_wire_send_ack(qp, HCA_AETH_RNR_NAK |
+				  hca_resp_attrs_get(qp)->min_rnr_timer,
+				  pkt->h.psn);
+		return;
+	}
+	if (last && imm && hca_rq_fetch(ctx, qp, NULL)) {
+		hca_wire_resp_rwqe_err(ctx, qp, pkt,
+				       SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR,
+				       HCA_NAK_REMOTE_OP_ERR);
+		return;
+	}
+	if (pkt->paylen) {
+		if (hca_wire_resp_region(ctx, qp, rs->wr_rkey,
+					 rs->wr_va + rs->msg_off, pkt->paylen,
+					 HCA_ACCESS_REMOTE_WRITE)) {
+			hca_wire_resp_access(ctx, qp, pkt);
+			return;
+		}
+		hca_wire_resp_place(ctx, &ctx->remote, 0, pkt);
+		hca_sgl_put(&ctx->remote);
+	}
+	rs->msg_off = end;
+	rs->epsn = hca_psn_add(rs->epsn, 1);
+	hca_count(qp->eng->resp_cnt, HCA_QCNT_RX_BYTES, pkt->paylen);
+	if (last) {
+		if (imm)
+			hca_wire_resp_cqe(ctx, qp, pkt, SOFTHCA_CQE_RESP_WR_IMM,
+					  end);
+		hca_wire_resp_msg_done(rs);
+	}
+	hca_wire_resp_ack(qp, pkt);
+}
+
+/*
+ * The READ responses for [va, va + len) from PSN @psn on: FIRST, MIDDLE,
+ * LAST or ONLY, AETH on the first and the last. Also a duplicate READ's.
+ */
+static void hca_wire_resp_read_out(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+				   u32 psn, u32 len)
+{
+	struct hca_wire_qp *wq = qp->eng->wire;
+	u32 n = max_t(u32, 1, DIV_ROUND_UP(len, wq->mtu)), k;
+
+	for (k = 0; k < n; k++) {
+		u32 off = k * wq->mtu, paylen = min(wq->mtu, len - off);
+		struct hca_wire_hdr h;
+		struct sk_buff *skb;
+		u8 op, *payload;
+
+		if (n == 1)
+			op = HCA_WOP_READ_RESP_ONLY;
+		else if (!k)
+			op = HCA_WOP_READ_RESP_FIRST;
+		else if (k < n - 1)
+			op = HCA_WOP_READ_RESP_MIDDLE;
+		else
+			op = HCA_WOP_READ_RESP_LAST;
+		hca_wire_hdr_to_peer(&h, wq, op, hca_psn_add(psn, k));
+		h.aeth.syndrome = HCA_AETH_ACK | HCA_AETH_NO_CREDITS;
+		h.aeth.msn = wq->resp.msn;
+		skb = hca_wire_alloc(qp->hca, &wq->addr, &h, paylen, &payload);
+		if (!skb)
+			continue;	/* lost: the requester asks again */
+		if (paylen)
+			hca_sgl_read(&ctx->remote, off, payload, paylen);
+		hca_wire_send(qp->hca, skb);
+		hca_count(qp->eng->resp_cnt, HCA_QCNT_TX_BYTES, paylen);
+		if (!(k & 15))
+			cond_resched();
+	}
+}
+
+/* A READ, new or duplicate: checked, then answered from memory. */
+static void hca_wire_resp_read(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+			       const struct hca_wire_pkt *pkt, bool dup)
+{
+	struct hca_wire_resp *rs = &qp->eng->wire->resp;
+	u32 len = pkt->h.reth.len;
+
+	if (!hca_resp_attrs_get(qp)->max_dest_rd_atomic ||
+	    len > qp->hca->caps->max_msg_sz) {
+		hca_wire_resp_invalid(ctx, qp, pkt);
+		return;
+	}
+	if (hca_wire_resp_region(ctx, qp, pkt->h.reth.rkey, pkt->h.reth.va,
+				 len, HCA_ACCESS_REMOTE_READ)) {
+		hca_wire_resp_access(ctx, qp, pkt);
+		return;
+	}
+	if (!dup) {
+		hca_count(qp->eng->resp_cnt, HCA_QCNT_RX_REQUESTS, 1);
+		rs->epsn = hca_psn_add(rs->epsn, max_t(u32, 1,
+				DIV_ROUND_UP(len, qp->eng->wire->mtu)));
+		hca_wire_resp_msg_done(rs);
+	}
+	hca_wire_resp_read_out(ctx, qp, pkt->h.psn, len);
+	hca_sgl_put(&ctx->remote);
+}
+
+static void hca_wire_resp_atomic_ack(struct hca_qp *qp, u32 psn, u64 orig)
+{
+	struct hca_wire_qp *wq = qp->eng->wire;
+	struct hca_wire_hdr h;
+	struct sk_buff *skb;
+	u8 *payload;
+
+	hca_wire_hdr_to_peer(&h, wq, HCA_WOP_ATOMIC_ACK, psn);
+	h.aeth.syndrome = HCA_AETH_ACK | HCA_AETH_NO_CREDITS;
+	h.aeth.msn = wq->resp.msn;
+	h.atomic_orig = orig;
+	skb = hca_wire_alloc(qp->hca, &wq->addr, &h, 0, &payload);
+	if (skb)
+		hca_wire_send(qp->hca, skb);
+}
+
+static void hca_wire_resp_atomic(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+				 const struct hca_wire_pkt *pkt)
+{
+	struct hca_wire_resp *rs = &qp->eng->wire->resp;
+	bool cas = (pkt->h.opcode & ~HCA_WIRE_TP_MASK) == HCA_WOP_CMP_SWAP;
+	struct hca_mkey *mkey;
+	u64 orig;
+
+	if (!hca_resp_attrs_get(qp)->max_dest_rd_atomic ||
+	    (pkt->h.atomic.va & (SOFTHCA_ATOMIC_SIZE - 1))) {
+		hca_wire_resp_invalid(ctx, qp, pkt);
+		return;
+	}
+	if (hca_wire_resp_region(ctx, qp, pkt->h.atomic.rkey, pkt->h.atomic.va,
+				 SOFTHCA_ATOMIC_SIZE,
+				 HCA_ACCESS_REMOTE_ATOMIC)) {
+		hca_wire_resp_access(ctx, qp, pkt);
+		return;
+	}
+	mkey = ctx->remote.sge[0].mkey;
+	if (cas)
+		orig = hca_mkey_atomic_cas(mkey, pkt->h.atomic.va,
+					   pkt->h.atomic.compare,
+					   pkt->h.atomic.swap_add);
+	else
+		orig = hca_mkey_atomic_fadd(mkey, pkt->h.atomic.va,
+					    pkt->h.atomic.swap_add);
+	hca_sgl_put(&ctx->remote);
+	/* Kept for a duplicate: an atomic is never executed twice. */
+	rs->atomic[rs->atomic_next].psn = pkt->h.psn;
+	rs->atomic[rs->atomic_next].orig = orig;
+	rs->atomic[rs->atomic_next].valid = true;
+	rs->atomic_next = (rs->atomic_next + 1) % HCA_WIRE_ATOMIC_REPLAY;
+	hca_count(qp->eng->resp_cnt, HCA_QCNT_RX_REQUESTS, 1);
+	rs->epsn = hca_psn_add(rs->epsn, 1);
+	hca_wire_resp_msg_done(rs);
+	hca_wire_resp_atomic_ack(qp, pkt->h.psn, orig);
+}
+
+/* A request the responder has already executed (PSN behind epsn). */
+static void hca_wire_resp_duplicate(struct hca_exec_ctx *ctx,
+				    struct hca_qp *qp,
+				    const struct hca_wire_pkt *pkt)
+{
+	struct hca_wire_resp *rs = &qp->eng->wire->resp;
+	unsigned int i;
+
+	if (pkt->op->flags & HCA_WF_READ) {
+		hca_wire_resp_read(ctx, qp, pkt, true);
+		return;
+	}
+	if (pkt->op->flags & HCA_WF_ATOMIC) {
+		for (i = 0; i < HCA_WIRE_ATOMIC_REPLAY; i++) {
+			if (rs->atomic[i].valid &&
+			    rs->atomic[i].psn == pkt->h.psn) {
+				hca_wire_resp_atomic_ack(qp, pkt->h.psn,
+							 rs->atomic[i].orig);
+				return;
+			}
+		}
+		return;		/* too old to answer: the requester times out */
+	}
+	/* Everything before epsn arrived: say so again. */
+	if (pkt->h.flags & HCA_BTH_ACKREQ)
+		hca_wire_send_ack(qp, HCA_AETH_ACK | HCA_AETH_NO_CREDITS,
+				  hca_psn_add(rs->epsn, HCA_PSN_MASK));
+}
+
+/* Does the packet continue (or start) a message as the last one left it? */
+static bool hca_wire_resp_in_sequence(const struct hca_wire_resp *rs,
+				      const struct hca_wire_opcode *op)
+{
+	if (!rs->msg)
+		return op->flags & HCA_WF_FIRST;
+	return !(op->flags & HCA_WF_FIRST) && (op->flags & rs->msg);
+}
+
+static void hca_wire_resp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+				 const struct hca_wire_pkt *pkt)
+{
+	struct hca_engine_qp *e = qp->eng;
+	struct hca_wire_resp *rs = &e->wire->resp;
+	enum hca_qp_state state = READ_ONCE(qp->state);
+	s32 d;
+
+	if (!hca_qp_state_receives(state))
+		return;
+	if (unlikely(state == HCA_QPS_RTR) && !e->comm_est) {
+		e->comm_est = true;
+		hca_eq_qp_event(qp->hca, SOFTHCA_EVENT_TYPE_COMM_EST, qp->qpn,
+				SOFTHCA_EVENT_QUEUE_TYPE_QP);
+	}
+	d = hca_psn_diff(pkt->h.psn, rs->epsn);
+	if (d < 0) {
+		hca_wire_resp_duplicate(ctx, qp, pkt);
+		return;
+	}
+	if (d > 0) {
+		/* One NAK per gap: the requester goes back to epsn. */
+		if (!rs->nak_sent)
+			hca_wire_send_ack(qp, HCA_AETH_NAK |
+					  HCA_NAK_PSN_SEQ_ERR, rs->epsn);
+		rs->nak_sent = true;
+		return;
+	}
+	rs->nak_sent = false;
+	if (!hca_wire_resp_in_sequence(rs, pkt->op)) {
+		hca_wire_resp_invalid(ctx, qp, pkt);
+		return;
+	}
+	if (pkt->op->flags & HCA_WF_SEND)
+		hca_wire_resp_send(ctx, qp, pkt);
+	else if (pkt->op->flags & HCA_WF_WRITE)
+		hca_wire_resp_write(ctx, qp, pkt);
+	else if (pkt->op->flags & HCA_WF_READ)
+		hca_wire_resp_read(ctx, qp, pkt, false);
+	else if (pkt->op->flags & HCA_WF_ATOMIC)
+		hca_wire_resp_atomic(ctx, qp, pkt);
+}
+
+/* ---- the receive path's entry --------------------------------------------- */
+
+/* A response for the executor; false: dropped (nothing waits, queue full). */
+static bool hca_wire_rsp_queue(struct hca_qp *qp, struct hca_wire_pkt *pkt)
+{
+	struct hca_engine_qp *e = qp->eng;
+	struct hca_wire_rsp_cb *cb = (void *)pkt->skb->cb;
+	u32 payoff = pkt->payload - pkt->skb->data;
+
+	BUILD_BUG_ON(sizeof(*cb) > sizeof(pkt->skb->cb));
+	if (READ_ONCE(qp->sq_ci) == hca_sq_posted(qp) ||
+	    skb_queue_len(&e->wire_rsp) >= HCA_WIRE_RSP_QLEN)
+		return false;
+	cb->psn = pkt->h.psn;
+	cb->payoff = payoff;
+	cb->paylen = pkt->paylen;
+	cb->opcode = pkt->h.opcode;
+	cb->syndrome = pkt->h.aeth.syndrome;
+	cb->orig = pkt->h.atomic_orig;
+	skb_queue_tail(&e->wire_rsp, pkt->skb);
+	hca_qp_run_later(qp);
+	return true;
+}
+
+/* Is the packet from the QP's peer, to the address the QP sends from? */
+static bool hca_wire_from_peer(const struct hca_wire_qp *wq,
+			       const struct hca_wire_pkt *pkt)
+{
+	return !memcmp(pkt->a.sgid, wq->addr.dgid, sizeof(pkt->a.sgid)) &&
+	       !memcmp(pkt->a.dgid, wq->addr.sgid, sizeof(pkt->a.dgid));
+}
+
+void hca_wire_rc_recv(struct hca_exec_ctx *ctx, struct hca *hca,
+		      struct hca_wire_pkt *pkt)
+{
+	struct hca_wire_qp *wq;
+	struct hca_engine_qp *e;
+	struct hca_qp *qp;
+	bool queued = false;
+
+	qp = hca_qp_get(hca, pkt->h.dqpn);
+	if (!qp)
+		goto drop;
+	e = qp->eng;
+	/* e->wire, once set, is freed only with the QP (wire_qp.c). */
+	wq = READ_ONCE(e->wire);
+	if (qp->type->tp != SOFTHCA_TP_RC || !wq)
+		goto put;
+	if (!(pkt->op->flags & HCA_WF_REQUEST)) {
+		/* No lock: the executor takes it from the queue. */
+		if (hca_wire_from_peer(wq, pkt))
+			queued = hca_wire_rsp_queue(qp, pkt);
+		goto put;
+	}
+	mutex_lock(&e->resp_lock);
+	if (e->wire && hca_wire_from_peer(e->wire, pkt))
+		hca_wire_resp_packet(ctx, qp, pkt);
+	mutex_unlock(&e->resp_lock);
+put:
+	if (ctx->deferred) {
+		/* An error moved it to ERR: its queues flush in its turn. */
+		hca_qp_run_later(ctx->deferred);
+		hca_qp_put(ctx->deferred);
+		ctx->deferred = NULL;
+	}
+	hca_qp_put(qp);
+drop:
+	if (!queued)
+		consume_skb(pkt->skb);
+}
