@@ -22,6 +22,7 @@
 
 #include "debug.h"
 #include "engine.h"
+#include "wire.h"
 
 #define HCA_QP_BUDGET		64	/* WQEs of one QP per turn */
 #define HCA_FLUSH_BUDGET	1024	/* flush CQEs of one queue per turn */
@@ -257,7 +258,7 @@ static bool hca_qp_exec(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	return progress;
 }
 
-static void hca_run_deferred(struct hca_exec_ctx *ctx)
+void hca_run_deferred(struct hca_exec_ctx *ctx)
 {
 	struct hca_qp *qp;
 
@@ -403,7 +404,7 @@ bool hca_poll_err_list(struct hca_engine_thread *thr, s64 now)
 /* Is there trusted work for @thr (run list), or an ERR poll due? */
 bool hca_thread_has_work(struct hca_engine_thread *thr)
 {
-	return READ_ONCE(thr->nr_run);
+	return READ_ONCE(thr->nr_run) || hca_wire_rx_pending(thr);
 }
 
 /*
