@@ -43,6 +43,18 @@ static const struct rdma_stat_desc shca_stat_descs[] = {
 	[HCA_QCNT_NUM + HCA_HCNT_WAKEUP_CALLS].name = "wakeup_calls",
 	[HCA_QCNT_NUM + HCA_HCNT_ENGINE_BACKOFFS].name = "engine_backoffs",
 	[HCA_QCNT_NUM + HCA_HCNT_RX_NO_QP_DROPS].name = "rx_no_qp_drops",
+	[HCA_QCNT_NUM + HCA_HCNT_WIRE_TX_PACKETS].name = "wire_tx_packets",
+	[HCA_QCNT_NUM + HCA_HCNT_WIRE_TX_BYTES].name = "wire_tx_bytes",
+	[HCA_QCNT_NUM + HCA_HCNT_WIRE_RX_PACKETS].name = "wire_rx_packets",
+	[HCA_QCNT_NUM + HCA_HCNT_WIRE_RX_BYTES].name = "wire_rx_bytes",
+	[HCA_QCNT_NUM + HCA_HCNT_WIRE_TX_NO_ROUTE].name = "wire_tx_no_route",
+	[HCA_QCNT_NUM + HCA_HCNT_WIRE_RX_HEADER_DROPS].name =
+		"wire_rx_header_drops",
+	[HCA_QCNT_NUM + HCA_HCNT_WIRE_RX_ICRC_DROPS].name = "wire_rx_icrc_drops",
+	[HCA_QCNT_NUM + HCA_HCNT_WIRE_RX_UNKNOWN_QPN].name =
+		"wire_rx_unknown_qpn_drops",
+	[HCA_QCNT_NUM + HCA_HCNT_WIRE_RX_QUEUE_FULL].name =
+		"wire_rx_queue_full_drops",
 };
 
 #define SHCA_NUM_STATS	(HCA_QCNT_NUM + HCA_HCNT_NUM)

@@ -271,11 +271,24 @@ void shca_port_update(struct shca_dev *sdev)
 	shca_port_set(sdev, 0);
 }
 
-/* The state at registration, without an event. Caller holds RTNL. */
+/*
+ * The state at registration, without an event, and the netdev as the
+ * port's PHY: the wire to what is not a softhca device of this host.
+ * Caller holds RTNL.
+ */
 void shca_port_init(struct shca_dev *sdev)
 {
+	struct hca_cmd_set_port_netdev_in in = {
+		.port = SHCA_PORT,
+		.ndev = sdev->ndev,
+	};
+
 	ASSERT_RTNL();
 	shca_port_set(sdev, HCA_PORT_STATE_QUIET);
+	/* Without it the device works on the local fabric alone. */
+	if (hca_exec(sdev->hca, HCA_CMD_SET_PORT_NETDEV, &in, sizeof(in),
+		     NULL, 0))
+		ibdev_info(&sdev->ibdev, "no RoCEv2 wire: local fabric only\n");
 }
 
 /*

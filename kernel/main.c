@@ -244,13 +244,18 @@ static int __init shca_init(void)
 
 	shca_debugfs_init();
 
-	err = register_netdevice_notifier(&shca_netdev_nb);
+	err = hca_model_init();
 	if (err)
 		goto err_pdev;
+	err = register_netdevice_notifier(&shca_netdev_nb);
+	if (err)
+		goto err_model;
 
 	rdma_link_register(&shca_link_ops);
 	return 0;
 
+err_model:
+	hca_model_exit();
 err_pdev:
 	shca_debugfs_exit();
 	platform_device_unregister(shca_pdev);
@@ -279,6 +284,7 @@ static void __exit shca_exit(void)
 	/* A reaper that already took a device off the list finishes it. */
 	cancel_work_sync(&shca_reap_work);
 
+	hca_model_exit();
 	shca_debugfs_exit();
 	platform_device_unregister(shca_pdev);
 }

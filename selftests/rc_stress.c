@@ -440,7 +440,11 @@ FIXTURE_SETUP(stress)
 {
 	self->dev[0] = "shca0";
 	self->dev[1] = variant->cross ? "shca1" : "shca0";
-	if (variant->cross) {
+	if (rc_cross_dev(0)) {
+		/* SOFTHCA_RC_CROSS: the given devices, there already. */
+		self->dev[0] = rc_cross_dev(0);
+		self->dev[1] = rc_cross_dev(variant->cross);
+	} else if (variant->cross) {
 		self->shca1_added = rc_shca1_add();
 		ASSERT_LE(0, self->shca1_added) TH_LOG("%s", rc_err);
 	}

@@ -15,6 +15,7 @@
 #include <linux/slab.h>
 
 #include "engine.h"
+#include "wire.h"
 
 void hca_qcnt_init(struct hca *hca)
 {
@@ -209,5 +210,6 @@ int hca_cmd_query_hca_counters(struct hca *hca, const void *inbox,
 		atomic64_read(&hca->rx_no_qp_drops);
 	hca_engine_counters(hca, &out->value[HCA_HCNT_WAKEUP_CALLS],
 			     &out->value[HCA_HCNT_ENGINE_BACKOFFS]);
+	hca_wire_counters(hca, &out->value[HCA_HCNT_WIRE_FIRST]);
 	return 0;
 }

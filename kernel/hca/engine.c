@@ -363,7 +363,13 @@ static bool hca_engine_pass(struct hca_engine_thread *thr, s64 now)
 	bool progress;
 
 	hca_area_take_joins(thr, now);
-	progress = hca_run_list(ctx, thr);
+	/*
+	 * What arrived first: the packets are answers that free requesters'
+	 * windows, and a receive queue left to fill drops what the peers
+	 * then send again.
+	 */
+	progress = hca_wire_rx_pending(thr) && hca_wire_run_rx(ctx, thr);
+	progress |= hca_run_list(ctx, thr);
 	list_for_each_entry_safe(w, tmp, &thr->watched, node) {
 		struct hca_db_area *a = container_of(w, struct hca_db_area,
 						     watch[thr->index]);
@@ -877,6 +883,7 @@ static int hca_engine_start_one(struct hca_engine_thread *thr, unsigned int t)
 	INIT_LIST_HEAD(&thr->join);
 	INIT_LIST_HEAD(&thr->run);
 	INIT_LIST_HEAD(&thr->err);
+	INIT_LIST_HEAD(&thr->wire_rx);
 	atomic_set(&thr->poll_req, 0);
 	WRITE_ONCE(thr->state, HCA_ENG_POLLING);
 	if (!zalloc_cpumask_var(&thr->away, GFP_KERNEL))

@@ -92,6 +92,8 @@ struct hca_engine_thread {
 	struct list_head run;		/* hca_engine_qp.run_node */
 	unsigned int nr_run;
 	struct list_head err;		/* hca_engine_qp.err_node */
+	struct list_head wire_rx;	/* wire ports with packets (wire_net.c) */
+	unsigned int nr_wire_rx;
 };
 
 extern struct hca_engine_thread *hca_engine_threads;
@@ -256,7 +258,8 @@ struct hca_exec_ctx {
  * still in the sender's memory (its MKeys held) or in the WQE copy.
  */
 struct hca_datagram {
-	struct hca_qp *src;		/* the sending QP: source QPN, loopback */
+	struct hca_qp *src;		/* the sending QP (loopback); NULL: the wire */
+	u32 sqpn;			/* its QPN */
 	const struct softhca_opcode_info *op;	/* SEND or SEND_IMM */
 	u32 dqpn;
 	u32 qkey;			/* as sent: bit 31 was the QP's own */
@@ -341,6 +344,8 @@ void hca_engine_defer(struct hca_exec_ctx *ctx, struct hca_qp *qp);
 void hca_qp_run_later(struct hca_qp *qp);
 void hca_qp_watch_err(struct hca_qp *qp);
 bool hca_run_qp(struct hca_exec_ctx *ctx, struct hca_qp *qp);
+/* Run the QP an error deferred (ctx->deferred), if any. */
+void hca_run_deferred(struct hca_exec_ctx *ctx);
 bool hca_run_target(struct hca_exec_ctx *ctx, struct hca_db_target *tgt);
 unsigned int hca_run_area(struct hca_exec_ctx *ctx, struct hca_db_area *a,
 			  unsigned int t, unsigned int budget);
@@ -367,6 +372,7 @@ void hca_sq_flush(struct hca_qp *qp, u16 posted, unsigned int budget);
 int hca_wqe_parse_payload(struct hca_qp *qp, struct hca_wqe *w,
 			  const u8 *buf, u32 seg);
 void hca_sq_complete(struct hca_qp *qp, const struct hca_wqe *w);
+void hca_sq_complete_one(struct hca_qp *qp, const struct hca_wqe *w);
 void hca_sq_fail(struct hca_qp *qp, const struct hca_wqe *w, u8 syndrome);
 void hca_wait_clear(struct hca_qp *qp);
 void hca_wait_set(struct hca_qp *qp, enum hca_wait_kind kind, u64 delay_ns);

@@ -260,7 +260,7 @@ static bool hca_qp_exec(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	return progress;
 }
 
-static void hca_run_deferred(struct hca_exec_ctx *ctx)
+void hca_run_deferred(struct hca_exec_ctx *ctx)
 {
 	struct hca_qp *qp;
 
@@ -406,7 +406,7 @@ bool hca_poll_err_list(struct hca_engine_thread *thr, s64 now)
 /* Is there trusted work for @thr (run list), or an ERR poll due? */
 bool hca_thread_has_work(struct hca_engine_thread *thr)
 {
-	return READ_ONCE(thr->nr_run);
+	return READ_ONCE(thr->nr_run) || hca_wire_rx_pending(thr);
 }
 
 /*

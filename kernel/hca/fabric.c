@@ -24,6 +24,7 @@
 #include <net/ipv6.h>
 
 #include "engine.h"
+#include "wire.h"
 
 static LIST_HEAD(hca_fabric);
 static DEFINE_MUTEX(hca_fabric_lock);
@@ -86,7 +87,7 @@ int hca_cmd_set_roce_address(struct hca *hca, const void *inbox, void *outbox)
 	return 0;
 }
 
-static bool hca_owns_gid(struct hca *hca, const u8 gid[16])
+bool hca_fabric_owns_gid(struct hca *hca, const u8 gid[16])
 {
 	unsigned long flags;
 	bool found = false;
@@ -127,7 +128,7 @@ struct hca_qp *hca_fabric_find_qp(const u8 dgid[16], u32 dqpn)
 
 	rcu_read_lock();
 	list_for_each_entry_rcu(hca, &hca_fabric, fabric_node) {
-		if (hca_owns_gid(hca, dgid)) {
+		if (hca_fabric_owns_gid(hca, dgid)) {
 			qp = hca_qp_get(hca, dqpn);
 			break;
 		}
@@ -152,18 +153,37 @@ struct hca_qp *hca_fabric_route_miss(struct hca_route *rt,
 	return qp;
 }
 
-void hca_fabric_no_qp(const u8 dgid[16])
+/* The HCA owning @dgid, under rcu_read_lock(); NULL: no local one. */
+static struct hca *hca_fabric_owner(const u8 dgid[16])
+{
+	struct hca *hca;
+
+	list_for_each_entry_rcu(hca, &hca_fabric, fabric_node)
+		if (hca_fabric_owns_gid(hca, dgid))
+			return hca;
+	return NULL;
+}
+
+bool hca_fabric_no_qp(const u8 dgid[16])
 {
 	struct hca *hca;
 
 	rcu_read_lock();
-	list_for_each_entry_rcu(hca, &hca_fabric, fabric_node) {
-		if (hca_owns_gid(hca, dgid)) {
-			atomic64_inc(&hca->rx_no_qp_drops);
-			break;
-		}
-	}
+	hca = hca_fabric_owner(dgid);
+	if (hca)
+		atomic64_inc(&hca->rx_no_qp_drops);
 	rcu_read_unlock();
+	return hca;
+}
+
+bool hca_fabric_owned(const u8 dgid[16])
+{
+	bool owned;
+
+	rcu_read_lock();
+	owned = hca_fabric_owner(dgid);
+	rcu_read_unlock();
+	return owned;
 }
 
 /* ---- multicast ------------------------------------------------------------ */
@@ -387,9 +407,15 @@ void hca_fabric_send_datagram(struct hca_exec_ctx *ctx,
 		hca_fabric_mcast(ctx, dg);
 		return;
 	}
+	if (unlikely(READ_ONCE(hca_wire_force))) {
+		hca_wire_ud_send(ctx, dg);
+		return;
+	}
 	qp = hca_fabric_route(rt, dg->dgid, dg->dqpn);
 	if (!qp) {
-		hca_fabric_no_qp(dg->dgid);
+		/* No HCA of this host has the GID: it is on the wire. */
+		if (!hca_fabric_no_qp(dg->dgid))
+			hca_wire_ud_send(ctx, dg);
 		return;
 	}
 	hca_ud_receive(ctx, dg, qp);

@@ -21,6 +21,7 @@
 
 #include "engine.h"
 #include "model.h"
+#include "wire.h"
 
 /*
  * The limits of model revision 1. They describe the data path the model
@@ -79,6 +80,7 @@ static const struct hca_caps hca_caps_rev1 = {
 
 static void hca_free(struct hca *hca)
 {
+	hca_wire_fini(hca);
 	hca_qcnt_fini(hca);
 	if (hca->device_page)
 		__free_page(hca->device_page);
@@ -114,7 +116,8 @@ struct hca *hca_create(const char *name)
 	/* Indexes 1..max_mr; index 0 is never handed out. */
 	hca->mkey_variant = kvzalloc(caps->max_mr + 1, GFP_KERNEL);
 	hca->device_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	if (!hca->gids || !hca->mkey_variant || !hca->device_page) {
+	if (!hca->gids || !hca->mkey_variant || !hca->device_page ||
+	    hca_wire_init(hca)) {
 		hca_free(hca);
 		return ERR_PTR(-ENOMEM);
 	}
@@ -151,6 +154,7 @@ void hca_destroy(struct hca *hca)
 	unsigned long index;
 
 	/* No packet reaches this HCA any more, then stop its engine. */
+	hca_wire_unbind(hca);
 	hca_fabric_del(hca);
 	xa_for_each(&hca->uars, index, uar)
 		hca_engine_area_fini(uar->db);	/* leaked: WARNed below */
@@ -172,6 +176,16 @@ void hca_destroy(struct hca *hca)
 	xa_destroy(&hca->cqs);
 	xa_destroy(&hca->qps);
 	hca_free(hca);
+}
+
+int hca_model_init(void)
+{
+	return hca_wire_module_init();
+}
+
+void hca_model_exit(void)
+{
+	hca_wire_module_exit();
 }
 
 static int hca_cmd_alloc_pd(struct hca *hca, const void *inbox, void *outbox)
@@ -318,6 +332,9 @@ static const struct hca_cmd hca_cmds[] = {
 		sizeof(struct hca_cmd_gen_eqe_in), 0),
 	HCA_CMD(SET_PORT_STATE, hca_cmd_set_port_state,
 		sizeof(struct hca_cmd_set_port_state_in), 0),
+	/* The port's netdev (wire_net.c) */
+	HCA_CMD(SET_PORT_NETDEV, hca_cmd_set_port_netdev,
+		sizeof(struct hca_cmd_set_port_netdev_in), 0),
 	HCA_CMD(QUERY_MKEY, hca_cmd_query_mkey,
 		sizeof(struct hca_cmd_query_mkey_in),
 		sizeof(struct hca_cmd_query_mkey_out)),

@@ -19,6 +19,7 @@
 #include <rdma/softhca-opcodes.h>
 #include <rdma/softhca-queue.h>
 
+struct net_device;
 struct page;
 
 /* Revision of the model: hw_ver, fw_ver major and model_rev of the ABI. */
@@ -456,6 +457,20 @@ enum hca_hca_counter {
 	HCA_HCNT_ENGINE_BACKOFFS,	/* engine back-offs since creation */
 	/* Datagrams to a QPN here that names no datagram QP (or none at all). */
 	HCA_HCNT_RX_NO_QP_DROPS,
+	/*
+	 * The wire (RoCEv2, Documentation/wire.md): packets and their bytes
+	 * (UDP payload: BTH to ICRC) sent and taken, and what was not.
+	 */
+	HCA_HCNT_WIRE_TX_PACKETS,
+	HCA_HCNT_WIRE_FIRST = HCA_HCNT_WIRE_TX_PACKETS,
+	HCA_HCNT_WIRE_TX_BYTES,
+	HCA_HCNT_WIRE_RX_PACKETS,
+	HCA_HCNT_WIRE_RX_BYTES,
+	HCA_HCNT_WIRE_TX_NO_ROUTE,	/* no netdev, socket or IP route */
+	HCA_HCNT_WIRE_RX_HEADER_DROPS,	/* short, unknown opcode, bad header */
+	HCA_HCNT_WIRE_RX_ICRC_DROPS,
+	HCA_HCNT_WIRE_RX_UNKNOWN_QPN,	/* no QP of that number takes it */
+	HCA_HCNT_WIRE_RX_QUEUE_FULL,	/* the receive queue was full */
 	HCA_HCNT_NUM
 };
 
@@ -506,6 +521,10 @@ struct hca;
 struct hca *hca_create(const char *name);
 /* Power off. Every PD and UAR must have been returned. May sleep. */
 void hca_destroy(struct hca *hca);
+
+/* Module load / unload: what every instance shares (the wire's sockets). */
+int hca_model_init(void);
+void hca_model_exit(void);
 
 /*
  * Execute one firmware command. @in/@out must be exactly the command's
@@ -576,6 +595,7 @@ void hca_kernel_doorbell(struct hca *hca, u32 db_slot);
 #define HCA_CMD_QUERY_EQ		0x303
 #define HCA_CMD_GEN_EQE		0x304
 #define HCA_CMD_SET_PORT_STATE		0x751
+#define HCA_CMD_SET_PORT_NETDEV	0x752
 
 /*
  * The EQE a full EQ gets in its last free slot (mlx4's EQ_OVERFLOW number;
@@ -664,6 +684,19 @@ struct hca_cmd_set_port_state_in {
 	u32 port;
 	u32 state;
 	u32 flags;			/* HCA_PORT_STATE_* */
+};
+
+/*
+ * SET_PORT_NETDEV: the port's PHY is @ndev (once per HCA; -EBUSY after):
+ * what is not a softhca device of this host is reached through it with
+ * RoCEv2 packets (Documentation/wire.md). The driver keeps @ndev held
+ * until hca_destroy() returns. Outside the initial network namespace the
+ * HCA takes UDP 4791 of @ndev's namespace (shared by the HCAs there).
+ */
+struct hca_cmd_set_port_netdev_in {
+	u32 port;
+	u32 rsvd;
+	struct net_device *ndev;
 };
 
 /*

@@ -53,6 +53,8 @@ struct hca_mkey;
 struct hca_cq;
 struct hca_qp;
 struct hca_db_area;
+struct hca_wire_port;
+struct hca_wire_stats;
 
 /*
  * A Q counter set (counters.c). Its value is @left plus what its QPs have
@@ -99,6 +101,9 @@ struct hca {
 	/* cmd: multicast attachments of this HCA's QPs (fabric.c's lock) */
 	u32 mcast_groups;		/* groups with a QP of this HCA */
 	u32 mcast_attached;		/* attachments of its QPs */
+	/* The port on its netdev (wire_net.c), RCU; per-CPU wire counters. */
+	struct hca_wire_port __rcu *wire;
+	struct hca_wire_stats __percpu *wire_stats;
 	/* eng: engine state of this HCA, see engine.c */
 	struct hca_engine_dev *eng;	/* EQs, port state (eq_ctx.c) */
 	struct hca_eq_dev *eqh;
@@ -600,8 +605,14 @@ void hca_fabric_changed(void);
  * valid. Any context.
  */
 bool hca_fabric_gid(struct hca *hca, u32 index, struct hca_gid_entry *out);
-/* A datagram to @dgid / @dqpn found no QP: counted by the HCA owning @dgid. */
-void hca_fabric_no_qp(const u8 dgid[16]);
+/*
+ * A datagram to @dgid / @dqpn found no QP: counted by the HCA owning
+ * @dgid. False: no HCA of this host owns it (the wire's, then).
+ */
+bool hca_fabric_no_qp(const u8 dgid[16]);
+/* Does @hca / any HCA of this host own @dgid? Any context. */
+bool hca_fabric_owns_gid(struct hca *hca, const u8 gid[16]);
+bool hca_fabric_owned(const u8 dgid[16]);
 
 /* ATTACH_TO_MCG, DETACH_FROM_MCG; DESTROY_QP detaches from every group. */
 int hca_cmd_attach_to_mcg(struct hca *hca, const void *inbox, void *outbox);

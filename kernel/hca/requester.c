@@ -325,18 +325,24 @@ void hca_sq_drained_check(struct hca_qp *qp)
 				 qp->qpn, SOFTHCA_EVENT_QUEUE_TYPE_SQ);
 }
 
-/* Complete the current WQE successfully and step over it. */
-void hca_sq_complete(struct hca_qp *qp, const struct hca_wqe *w)
+/* The WQE at sq_ci completed: its CQE (if signaled), and step over it. */
+void hca_sq_complete_one(struct hca_qp *qp, const struct hca_wqe *w)
 {
 	struct softhca_cqe cqe;
 
-	hca_wait_clear(qp);
 	if (hca_wqe_signaled(qp, w)) {
 		hca_cqe_init_req(&cqe, qp, w, w->local.len);
 		if (hca_cqe_write(qp->send_cq, &cqe))
 			hca_qp_fatal(qp);
 	}
 	WRITE_ONCE(qp->sq_ci, qp->sq_ci + w->wqebbs);
+}
+
+/* Complete the current WQE successfully and step over it. */
+void hca_sq_complete(struct hca_qp *qp, const struct hca_wqe *w)
+{
+	hca_wait_clear(qp);
+	hca_sq_complete_one(qp, w);
 	/* After its CQE: the event says the SQ is idle. */
 	hca_sq_drained_check(qp);
 }

@@ -17,9 +17,9 @@
  *   UD has no RNR), the GRH area built from the datagram's addresses as a
  *   RoCE v2 packet carries them, the payload, the responder CQE.
  *
- * The fabric is the local one today (memory to memory between this host's
- * HCAs); the wire (design.md §12) will carry the same datagram between the
- * same two stages.
+ * The fabric carries a datagram memory to memory between this host's
+ * HCAs; to anyone else the wire does (wire_ud.c: one RoCEv2 packet), and a
+ * packet taken from the wire reaches the receive stage as a datagram too.
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -125,6 +125,7 @@ enum hca_step hca_ud_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		return HCA_STEP_DONE;
 	}
 	dg.src = qp;
+	dg.sqpn = qp->qpn;
 	dg.op = w->op;
 	dg.solicited = !!(w->fm_ce_se & SOFTHCA_WQE_CTRL_SOLICITED);
 	dg.imm = w->imm;
@@ -206,7 +207,7 @@ static void hca_ud_cqe(struct hca_exec_ctx *ctx, const struct hca_datagram *dg,
 	cqe.flags_rqpn = cpu_to_be32(SOFTHCA_CQE_GRH_IN_BUFFER <<
 				     SOFTHCA_CQE_GRH_SHIFT |
 				     (u32)l3 << SOFTHCA_CQE_L3_SHIFT |
-				     (dg->src->qpn & SOFTHCA_24BIT_MASK));
+				     (dg->sqpn & SOFTHCA_24BIT_MASK));
 	if (dg->vlan) {
 		cqe.l4_l3_hdr_type = SOFTHCA_CQE_VLAN_PRESENT;
 		cqe.vlan_info = cpu_to_be16(dg->sl << SOFTHCA_CQE_VLAN_PCP_SHIFT |

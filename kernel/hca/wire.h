@@ -177,10 +177,11 @@ u16 hca_wire_sport(u32 flow_label, u32 src_qpn, u32 dst_qpn);
 
 /*
  * Transmit, in process or softirq context, no sleeping lock held needed:
- * hca_wire_alloc() builds an skb with room for every header of @h's
- * opcode and a linear @paylen bytes at *@payload for the caller to fill;
- * hca_wire_send() writes BTH and the extension headers, the pad, the
- * ICRC, UDP and IP, and sends it out of the port's netdev. NULL / -errno:
+ * hca_wire_alloc() builds an skb with BTH and the extension headers of
+ * @h's opcode written (@h and @a are read there, not kept) and a linear
+ * @paylen bytes at *@payload for the caller to fill, the pad zeroed;
+ * hca_wire_send() adds the ICRC, UDP and IP and sends it out of the
+ * port's netdev (it consumes @skb whatever it returns). NULL / -errno:
  * no memory, no route, no port; the caller treats it as a lost packet
  * (the transport's own recovery applies), counted by the packet layer.
  */
@@ -208,5 +209,56 @@ void hca_wire_ud_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 		      struct hca_wire_pkt *pkt);
 void hca_wire_rc_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 		      struct hca_wire_pkt *pkt);
+
+/* ---- inside the packet layer (wire_*.c, engine.c, hca.c) ---------------- */
+
+struct hca_engine_thread;
+struct hca_datagram;
+struct net_device;
+
+/* wire_opcode.c: does the table have every row it should? (module init) */
+bool hca_wire_opcodes_ok(void);
+
+/* The force_wire module parameter (wire_net.c). */
+extern bool hca_wire_force;
+
+/*
+ * wire_pkt.c, receive: in softirq, the whole packet checked (skb->data at
+ * its UDP header, IP header before it): 0, or the HCA_HCNT_WIRE_* drop
+ * counter that says why not. Then, in the engine, its fields into @pkt
+ * (pkt->skb is @skb).
+ */
+int hca_wire_check(struct sk_buff *skb);
+void hca_wire_parse(struct sk_buff *skb, struct hca_wire_pkt *pkt);
+/* The destination GID of a packet whose IP header the stack checked. */
+void hca_wire_dgid(const struct sk_buff *skb, u8 dgid[16]);
+
+/* wire_net.c: count @n into HCA_HCNT_WIRE_* counter @i of @hca. Any context. */
+void hca_wire_count(struct hca *hca, unsigned int i, u64 n);
+/* The HCA's per-CPU wire counters (hca_create / hca_free), and their sums. */
+int hca_wire_init(struct hca *hca);
+void hca_wire_fini(struct hca *hca);
+void hca_wire_counters(struct hca *hca, u64 *value);
+/* The port's netdev (SET_PORT_NETDEV), and its end (hca_destroy, first). */
+int hca_cmd_set_port_netdev(struct hca *hca, const void *inbox, void *outbox);
+void hca_wire_unbind(struct hca *hca);
+/*
+ * Under rcu_read_lock(): the netdev of @hca's port (NULL: not bound) and
+ * the tunnel socket of its namespace for IPv4 or IPv6 (NULL: none).
+ */
+struct net_device *hca_wire_netdev(struct hca *hca);
+struct sock *hca_wire_sock(struct hca *hca, bool v4);
+/*
+ * Engine thread @thr's share of the receive queues, under its watch_lock:
+ * is there any (one load), and drain them (budgeted). engine.c.
+ */
+bool hca_wire_rx_pending(struct hca_engine_thread *thr);
+bool hca_wire_run_rx(struct hca_exec_ctx *ctx, struct hca_engine_thread *thr);
+/* Module init / exit: the pernet operations of the tunnel sockets. */
+int hca_wire_module_init(void);
+void hca_wire_module_exit(void);
+
+/* wire_ud.c: a datagram the local fabric does not deliver, onto the wire. */
+void hca_wire_ud_send(struct hca_exec_ctx *ctx, const struct hca_datagram *dg);
 
 #endif

@@ -58,16 +58,17 @@ static struct hca_wqe *hca_wire_flight_wqe(struct hca_exec_ctx *ctx,
 static void hca_wire_flight_pop(struct hca_qp *qp, struct hca_wire_req *r)
 {
 	struct hca_wire_flight *f = &r->fl[r->head];
-	u32 end = hca_psn_add(f->psn, f->npkts);
 
 	r->nrd -= hca_wire_flight_is_rd(f);
 	r->head = (r->head + 1) & (HCA_WIRE_FLIGHTS - 1);
 	r->nfl--;
-	/* Acknowledged while being sent again: nothing of it is left. */
-	if (r->sq_sent == f->idx) {
-		WRITE_ONCE(r->sq_sent, f->idx + f->wqebbs);
-		if (hca_psn_diff(r->next_psn, end) < 0)
-			r->next_psn = end;
+	/* Acknowledged while being sent again: the cursor moves past it. */
+	if (r->cur) {
+		r->cur--;
+	} else if (!r->nfl) {
+		r->next_psn = hca_psn_add(f->psn, f->npkts);
+	} else {
+		hca_wire_req_sync(r);
 	}
 }
 
@@ -83,11 +84,13 @@ static void hca_wire_comp_done(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	/* Flights complete in order from sq_ci: anything else is our bug. */
 	if (WARN_ON_ONCE(qp->sq_ci != f->idx))
 		return;
-	hca_sq_complete(qp, hca_wire_flight_wqe(ctx, f));
+	/* Its wait (and SQD's "started") ends with the last flight. */
+	hca_sq_complete_one(qp, hca_wire_flight_wqe(ctx, f));
 	hca_wire_flight_pop(qp, r);
 	e->retry_left = p->retry_cnt;
 	e->rnr_left = p->rnr_retry;
 	r->rewind_pending = false;
+	r->probe = false;
 	*progress = true;
 }
 
@@ -139,6 +142,9 @@ static void hca_wire_comp_ack_upto(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		acked = min_t(u32, d + 1, f->npkts);
 		if (acked > f->acked) {
 			f->acked = acked;
+			r->probe = false;
+			r->rewind_pending = false;
+			hca_wire_req_sync(r);
 			*progress = true;
 		}
 		if (f->acked < f->npkts)
@@ -148,13 +154,13 @@ static void hca_wire_comp_ack_upto(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 }
 
 /* The last PSN the flights cover: a response past it answers nothing. */
-static bool hca_wire_psn_sent(const struct hca_wire_req *r, u32 psn)
+static bool hca_wire_psn_sent(struct hca_wire_req *r, u32 psn)
 {
 	const struct hca_wire_flight *last;
 
 	if (!r->nfl)
 		return false;
-	last = &r->fl[(r->head + r->nfl - 1) & (HCA_WIRE_FLIGHTS - 1)];
+	last = hca_wire_fl(r, r->nfl - 1);
 	return hca_psn_diff(psn, hca_psn_add(last->psn, last->npkts)) < 0 &&
 	       hca_psn_diff(psn, r->fl[r->head].psn) >= 0;
 }

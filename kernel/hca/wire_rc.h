@@ -19,7 +19,7 @@
 #include "wire.h"
 
 #define HCA_WIRE_FLIGHTS	64	/* WQEs in flight (power of two) */
-#define HCA_WIRE_WINDOW		256	/* PSNs in flight */
+#define HCA_WIRE_WINDOW		128	/* PSNs in flight */
 #define HCA_WIRE_ACKREQ_EVERY	32	/* packets between ACK requests */
 #define HCA_WIRE_RSP_QLEN	1024	/* responses queued for the executor */
 #define HCA_WIRE_ATOMIC_REPLAY	16	/* atomic results kept for duplicates */
@@ -50,14 +50,16 @@ struct hca_wire_flight {
 
 /* The requester and completer, under exec_lock. */
 struct hca_wire_req {
-	u32 next_psn;			/* the PSN of the next new packet */
-	u16 sq_sent;			/* the first WQE not wholly sent */
+	u32 next_psn;			/* the PSN of the next packet to send */
+	u16 sq_sent;			/* the WQE after the last flight */
 	u16 head;			/* the oldest flight */
 	u16 nfl;			/* flights from @head */
+	u16 cur;			/* from @head: the first not wholly sent */
 	u16 nrd;			/* READs and atomics among them */
 	u32 noack;			/* packets since the last ACK request */
 	u32 rewound;			/* PSN of the last go-back-N, until progress */
 	bool rewind_pending;		/* @rewound is set */
+	bool probe;			/* after a timeout: one packet, then wait */
 	struct hca_wire_flight fl[HCA_WIRE_FLIGHTS];
 };
 
@@ -66,7 +68,7 @@ struct hca_wire_resp {
 	u32 epsn;			/* the next PSN expected */
 	u32 msn;			/* messages completed (AETH) */
 	bool nak_sent;			/* a sequence NAK for @epsn went out */
-	u8 msg;				/* HCA_WF_SEND / _WRITE of a message begun */
+	u16 msg;			/* HCA_WF_SEND / _WRITE of a message begun */
 	u32 msg_off;			/* its bytes so far */
 	u64 wr_va;			/* WRITE: RETH of its first packet */
 	u32 wr_rkey;
@@ -135,6 +137,14 @@ struct hca_wire_rsp_cb {
 };
 /* wire_req.c, for the completer: resend from @psn (go back N). */
 void hca_wire_req_rewind(struct hca_qp *qp, u32 psn);
+/* After acknowledgements: skip what the peer has, next_psn from @cur. */
+void hca_wire_req_sync(struct hca_wire_req *r);
+
+static inline struct hca_wire_flight *hca_wire_fl(struct hca_wire_req *r,
+						  u16 i)
+{
+	return &r->fl[(r->head + i) & (HCA_WIRE_FLIGHTS - 1)];
+}
 /* Restart (or stop) the local ACK timer after progress. */
 void hca_wire_req_timer(struct hca_qp *qp);
 

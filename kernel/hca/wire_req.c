@@ -6,12 +6,15 @@
  * the flight ring; READs and atomics also within the initiator depth
  * (max_rd_atomic), a fenced WQE only once they are done. Each WQE that
  * left is a flight (wire_rc.h): the completer (wire_comp.c) completes
- * flights in order as responses arrive, and goes back N by rewinding
- * sq_sent and next_psn to the first PSN to send again; the WQE is then
- * fetched from the ring again, as a ConnectX does. The local ACK timer is
- * the QP's wait timer (exec.c): when it fires with flights left and no
- * progress, everything from the oldest unacknowledged PSN goes again,
- * retry_cnt times, then the oldest WQE fails with RETRY_EXC_ERR.
+ * flights in order as responses arrive, and goes back N by moving the
+ * cursor (cur, next_psn) back to the first PSN to send again; the flights
+ * stay, their WQEs are fetched from the ring again as they are resent, as
+ * a ConnectX does, and an ACK for what the first transmission delivered
+ * still completes them. The local ACK timer is the QP's wait timer
+ * (exec.c): when it fires with flights left and no progress, the oldest
+ * unacknowledged packet goes again alone, asking for an ACK (a probe:
+ * resending the whole window into a congested receiver only congests it
+ * more), retry_cnt times, then the oldest WQE fails with RETRY_EXC_ERR.
  *
  * Called with the QP's exec_lock held, in process context.
  */
@@ -151,7 +154,7 @@ static void hca_wire_req_packet(struct hca_qp *qp, struct hca_wire_qp *wq,
 		h.atomic.compare = w->compare;
 		break;
 	}
-	if (last || ++r->noack >= HCA_WIRE_ACKREQ_EVERY) {
+	if (last || r->probe || ++r->noack >= HCA_WIRE_ACKREQ_EVERY) {
 		h.flags |= HCA_BTH_ACKREQ;
 		r->noack = 0;
 	}
@@ -194,7 +197,9 @@ static struct hca_wire_flight *hca_wire_flight_new(struct hca_qp *qp,
 	f->sent = 0;
 	f->acked = 0;
 	r->nfl++;
+	r->cur = r->nfl - 1;
 	r->nrd += rd;
+	WRITE_ONCE(r->sq_sent, w->idx + w->wqebbs);
 	hca_count(qp->eng->req_cnt, HCA_QCNT_TX_REQUESTS, 1);
 	if (!hca_op_fetches(w->op))
 		hca_count(qp->eng->req_cnt, HCA_QCNT_TX_BYTES, f->len);
@@ -204,12 +209,26 @@ static struct hca_wire_flight *hca_wire_flight_new(struct hca_qp *qp,
 /* The flight still being sent (after a rewind, or a full window). */
 static struct hca_wire_flight *hca_wire_flight_open(struct hca_wire_req *r)
 {
+	return r->cur < r->nfl ? hca_wire_fl(r, r->cur) : NULL;
+}
+
+void hca_wire_req_sync(struct hca_wire_req *r)
+{
 	struct hca_wire_flight *f;
 
-	if (!r->nfl)
-		return NULL;
-	f = &r->fl[(r->head + r->nfl - 1) & (HCA_WIRE_FLIGHTS - 1)];
-	return f->sent < f->npkts ? f : NULL;
+	while (r->cur < r->nfl) {
+		f = hca_wire_fl(r, r->cur);
+		f->sent = max(f->sent, f->acked);
+		if (f->sent < f->npkts) {
+			r->next_psn = hca_psn_add(f->psn, f->sent);
+			return;
+		}
+		r->cur++;
+	}
+	if (r->nfl) {
+		f = hca_wire_fl(r, r->nfl - 1);
+		r->next_psn = hca_psn_add(f->psn, f->npkts);
+	}
 }
 
 static bool hca_wire_window_full(const struct hca_wire_req *r)
@@ -246,7 +265,9 @@ static bool hca_wire_req_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 
 	while (!hca_wire_window_full(r)) {
 		f = hca_wire_flight_open(r);
-		if (!f && (r->sq_sent == posted || r->nfl == HCA_WIRE_FLIGHTS))
+		/* SQD: what was started is sent again, nothing new starts. */
+		if (!f && (r->sq_sent == posted || r->nfl == HCA_WIRE_FLIGHTS ||
+			   READ_ONCE(qp->state) != HCA_QPS_RTS))
 			break;
 		err = hca_wqe_fetch_at(ctx, qp, f ? f->idx : r->sq_sent,
 				       posted);
@@ -280,12 +301,15 @@ static bool hca_wire_req_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			hca_sgl_put(&w->local);
 			break;
 		}
-		while (f->sent < f->npkts && !hca_wire_window_full(r))
+		while (f->sent < f->npkts && !hca_wire_window_full(r)) {
 			hca_wire_req_packet(qp, wq, f, w);
+			if (r->probe)
+				break;
+		}
 		hca_sgl_put(&w->local);
-		if (f->sent < f->npkts)
+		if (f->sent < f->npkts || r->probe)
 			break;
-		WRITE_ONCE(r->sq_sent, f->idx + f->wqebbs);
+		r->cur++;
 	}
 	return false;
 }
@@ -302,11 +326,14 @@ void hca_wire_req_timer(struct hca_qp *qp)
 
 	if (e->wait_kind == HCA_WAIT_RNR)
 		return;
-	if (e->wire->req.nfl)
+	if (e->wire->req.nfl) {
 		hca_wait_set(qp, HCA_WAIT_TRANSPORT,
 			     hca_wire_timeout_ns(hca_path_get(qp)));
-	else
+	} else {
 		hca_wait_clear(qp);
+		/* Nothing started is left: SQD's SQ_DRAINED, if owed. */
+		hca_sq_drained_check(qp);
+	}
 }
 
 /* Send again from @psn: the flight holding it is sent from there on. */
@@ -316,20 +343,17 @@ void hca_wire_req_rewind(struct hca_qp *qp, u32 psn)
 	u16 i;
 
 	for (i = 0; i < r->nfl; i++) {
-		struct hca_wire_flight *f =
-			&r->fl[(r->head + i) & (HCA_WIRE_FLIGHTS - 1)];
+		struct hca_wire_flight *f = hca_wire_fl(r, i);
 		s32 k = hca_psn_diff(psn, f->psn);
 		u16 j;
 
 		if (k < 0 || k >= f->npkts)
 			continue;
-		/* The later flights are made again as they are resent. */
+		/* The later flights go again after it, whole. */
 		for (j = i + 1; j < r->nfl; j++)
-			r->nrd -= hca_wire_is_rd(r->fl[(r->head + j) &
-						 (HCA_WIRE_FLIGHTS - 1)].opcode);
-		r->nfl = i + 1;
+			hca_wire_fl(r, j)->sent = 0;
 		f->sent = min_t(u32, k, f->sent);
-		WRITE_ONCE(r->sq_sent, f->idx);
+		r->cur = i;
 		r->next_psn = psn;
 		r->noack = 0;
 		r->rewound = psn;
@@ -362,6 +386,7 @@ static bool hca_wire_req_expired(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		e->retry_left--;
 	}
 	hca_wire_req_rewind(qp, hca_wire_una(r));
+	r->probe = true;
 	WRITE_ONCE(e->wait_until, 0);
 	e->wait_kind = HCA_WAIT_NONE;
 	return false;
@@ -388,7 +413,7 @@ enum hca_step hca_wire_req_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	    ktime_get_ns() >= READ_ONCE(e->wait_until) &&
 	    hca_wire_req_expired(ctx, qp, p))
 		return HCA_STEP_DONE;
-	if (e->wait_kind == HCA_WAIT_RNR || state != HCA_QPS_RTS)
+	if (e->wait_kind == HCA_WAIT_RNR)
 		return HCA_STEP_WAIT;
 	if (hca_wire_req_send(ctx, qp, posted, p))
 		return HCA_STEP_DONE;
@@ -406,7 +431,9 @@ void hca_wire_req_flush(struct hca_qp *qp)
 
 	skb_queue_purge(&e->wire_rsp);
 	r->nfl = 0;
+	r->cur = 0;
 	r->nrd = 0;
 	r->rewind_pending = false;
+	r->probe = false;
 	WRITE_ONCE(r->sq_sent, qp->sq_ci);
 }

@@ -276,21 +276,24 @@ static void hca_wire_resp_write(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		hca_wire_resp_invalid(ctx, qp, pkt);
 		return;
 	}
-	if ((pkt->op->flags & HCA_WF_FIRST) &&
-	    !hca_wire_resp_write_begin(ctx, qp, pkt))
-		return;
-	end = (u64)rs->msg_off + pkt->paylen;
-	if (end > rs->wr_len || (last && end != rs->wr_len)) {
-		hca_wire_resp_invalid(ctx, qp, pkt);
-		return;
-	}
-	/* With an immediate: a receive WQE, checked before a byte is placed. */
+	/*
+	 * With an immediate: a receive WQE, checked before anything of the
+	 * packet is taken, so the packet sent again finds the same state.
+	 */
 	if (last && imm && hca_rq_is_empty(qp)) {
 		hca_count(qp->eng->resp_cnt, HCA_QCNT_RNR_NAKS_SENT, 1);
 		hca_count(qp->eng->resp_cnt, HCA_QCNT_OUT_OF_BUFFER, 1);
 		hca_wire_send_ack(qp, HCA_AETH_RNR_NAK |
 				  hca_resp_attrs_get(qp)->min_rnr_timer,
 				  pkt->h.psn);
+		return;
+	}
+	if ((pkt->op->flags & HCA_WF_FIRST) &&
+	    !hca_wire_resp_write_begin(ctx, qp, pkt))
+		return;
+	end = (u64)rs->msg_off + pkt->paylen;
+	if (end > rs->wr_len || (last && end != rs->wr_len)) {
+		hca_wire_resp_invalid(ctx, qp, pkt);
 		return;
 	}
 	if (last && imm && hca_rq_fetch(ctx, qp, NULL)) {
@@ -471,13 +474,22 @@ static void hca_wire_resp_duplicate(struct hca_exec_ctx *ctx,
 				  hca_psn_add(rs->epsn, HCA_PSN_MASK));
 }
 
+/* A packet's message kind: WRITE (with immediate too), SEND, or 0. */
+static u16 hca_wire_msg_kind(const struct hca_wire_opcode *op)
+{
+	if (op->flags & HCA_WF_WRITE)
+		return HCA_WF_WRITE;
+	return op->flags & HCA_WF_SEND;
+}
+
 /* Does the packet continue (or start) a message as the last one left it? */
 static bool hca_wire_resp_in_sequence(const struct hca_wire_resp *rs,
 				      const struct hca_wire_opcode *op)
 {
 	if (!rs->msg)
 		return op->flags & HCA_WF_FIRST;
-	return !(op->flags & HCA_WF_FIRST) && (op->flags & rs->msg);
+	return !(op->flags & HCA_WF_FIRST) &&
+	       hca_wire_msg_kind(op) == rs->msg;
 }
 
 static void hca_wire_resp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
@@ -513,10 +525,10 @@ static void hca_wire_resp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		hca_wire_resp_invalid(ctx, qp, pkt);
 		return;
 	}
-	if (pkt->op->flags & HCA_WF_SEND)
-		hca_wire_resp_send(ctx, qp, pkt);
-	else if (pkt->op->flags & HCA_WF_WRITE)
+	if (pkt->op->flags & HCA_WF_WRITE)
 		hca_wire_resp_write(ctx, qp, pkt);
+	else if (pkt->op->flags & HCA_WF_SEND)
+		hca_wire_resp_send(ctx, qp, pkt);
 	else if (pkt->op->flags & HCA_WF_READ)
 		hca_wire_resp_read(ctx, qp, pkt, false);
 	else if (pkt->op->flags & HCA_WF_ATOMIC)

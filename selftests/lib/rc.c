@@ -175,7 +175,8 @@ static int end_create(struct rc_pair *p, int i)
 	ip = (c->topo == RC_CROSS_DEV && i == 1) ? RC_IP1 : RC_IP0;
 	if (rc_cross_dev(0)) {
 		/* SOFTHCA_RC_CROSS: each on its own veth, whichever it is. */
-		e->dev = rc_cross_dev(c->topo == RC_CROSS_DEV ? i : 0);
+		e->dev = rc_cross_dev(c->topo == RC_CROSS_DEV ? i :
+				      rc_dev_is_rxe(rc_cross_dev(0)));
 		ip = NULL;
 	}
 	if (i == 1 && c->topo == RC_SAME_CTX) {

@@ -256,6 +256,16 @@ static inline void rc_reopen(struct __test_metadata *_metadata, struct rc_pair *
 	ASSERT_EQ(0, rc_pair_reopen(p, tweak)) TH_LOG("%s", rc_err);
 }
 
+/*
+ * A test of what end @e's own device does (posting errors, its SQD, its
+ * responder's statuses): softhca's behaviour, which rdma_rxe does not share.
+ */
+#define RC_SKIP_IF_RXE(e) \
+	do { \
+		if (rc_dev_is_rxe((e)->dev)) \
+			SKIP(return, "checks %s's own behaviour (rxe differs)", (e)->dev); \
+	} while (0)
+
 /* A test program that may add shca1 (see rc_shca1_guard()). */
 #define RC_SHCA1_GUARD() \
 	static void __attribute__((constructor)) rc_guard_ctor(void) \

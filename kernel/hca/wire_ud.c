@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca HCA model: UD and GSI on the wire. A datagram the local fabric
+ * does not deliver (no HCA of this host owns its destination GID, or the
+ * force_wire parameter) leaves as one RoCEv2 packet, SEND_ONLY or
+ * SEND_ONLY_IMM with a DETH (Q_Key, source QPN), its UDP source port from
+ * the flow label or the QPN pair; ud.c already bounded it by the path MTU.
+ * A UD packet taken from the wire becomes the same struct hca_datagram
+ * the local fabric hands to the receive stage (ud.c: the Q_Key check, the
+ * GRH area from the IP header, the CQE with the source MAC), to the QP its
+ * BTH names, QP1 for GSI: so ib_mad's MADs cross hosts too.
+ *
+ * Not yet: multicast on the wire (IP multicast out of the port); a
+ * datagram to a multicast GID reaches the local fabric's groups only.
+ */
+
+#include "wire.h"
+
+/* The P_Key every packet carries: the default one, full membership. */
+#define HCA_WIRE_PKEY		0xffff
+#define HCA_WIRE_PKEY_BASE	0x7fff
+
+void hca_wire_ud_send(struct hca_exec_ctx *ctx, const struct hca_datagram *dg)
+{
+	struct hca *hca = dg->src->hca;
+	struct hca_wire_addr a = {
+		.tclass = dg->tclass,
+		.hop_limit = dg->hop_limit,
+		.flow_label = dg->flow_label,
+		.udp_sport = hca_wire_sport(dg->flow_label, dg->sqpn, dg->dqpn),
+	};
+	struct hca_wire_hdr h = {
+		.opcode = HCA_WIRE_TP_UD |
+			  (dg->op->flags & SOFTHCA_OPF_IMM ?
+			   HCA_WOP_SEND_ONLY_IMM : HCA_WOP_SEND_ONLY),
+		.flags = dg->solicited ? HCA_BTH_SE : 0,
+		.pkey = HCA_WIRE_PKEY,
+		.dqpn = dg->dqpn,
+		/* The executor's own counter: one PSN per datagram. */
+		.psn = READ_ONCE(dg->src->sq_ci) & HCA_PSN_MASK,
+		.imm = dg->imm,
+		.deth = { .qkey = dg->qkey, .sqpn = dg->sqpn },
+	};
+	struct sk_buff *skb;
+	u8 *payload;
+
+	memcpy(a.sgid, dg->sgid, sizeof(a.sgid));
+	memcpy(a.dgid, dg->dgid, sizeof(a.dgid));
+	skb = hca_wire_alloc(hca, &a, &h, dg->len, &payload);
+	if (!skb)
+		return;
+	hca_sgl_read(dg->payload, 0, payload, dg->len);
+	hca_wire_send(hca, skb);
+}
+
+/* The datagram @pkt carries, for the receive stage. */
+static void hca_wire_datagram(const struct hca_wire_pkt *pkt,
+			      struct hca_sgl *payload, struct hca_datagram *dg)
+{
+	const struct hca_wire_addr *a = &pkt->a;
+	bool imm = pkt->op->hdrs & HCA_WH_IMM;
+
+	memset(dg, 0, sizeof(*dg));
+	dg->op = softhca_opcode_on(imm ? SOFTHCA_OPCODE_SEND_IMM :
+				   SOFTHCA_OPCODE_SEND, SOFTHCA_TP_UD);
+	dg->sqpn = pkt->h.deth.sqpn;
+	dg->dqpn = pkt->h.dqpn;
+	dg->qkey = pkt->h.deth.qkey;
+	memcpy(dg->dgid, a->dgid, sizeof(dg->dgid));
+	memcpy(dg->sgid, a->sgid, sizeof(dg->sgid));
+	memcpy(dg->smac, a->smac, sizeof(dg->smac));
+	dg->vlan = a->vlan;
+	dg->vlan_id = a->vlan_id;
+	dg->tclass = a->tclass;
+	dg->hop_limit = a->hop_limit;
+	dg->flow_label = a->flow_label;
+	dg->udp_sport = a->udp_sport;
+	dg->solicited = !!(pkt->h.flags & HCA_BTH_SE);
+	dg->imm = pkt->h.imm;
+	payload->n = 0;
+	payload->inl = pkt->payload;
+	payload->len = pkt->paylen;
+	dg->payload = payload;
+	dg->len = pkt->paylen;
+}
+
+void hca_wire_ud_recv(struct hca_exec_ctx *ctx, struct hca *hca,
+		      struct hca_wire_pkt *pkt)
+{
+	struct hca_datagram dg;
+	struct hca_sgl payload;
+	struct hca_qp *qp;
+
+	/* One packet is the whole message: never beyond the port's MTU. */
+	if ((pkt->h.pkey & HCA_WIRE_PKEY_BASE) != HCA_WIRE_PKEY_BASE ||
+	    pkt->paylen > hca->caps->max_mtu) {
+		hca_wire_count(hca, HCA_HCNT_WIRE_RX_HEADER_DROPS, 1);
+		goto out;
+	}
+	qp = hca_qp_get(hca, pkt->h.dqpn);
+	if (!qp || qp->type->tp != SOFTHCA_TP_UD) {
+		hca_wire_count(hca, HCA_HCNT_WIRE_RX_UNKNOWN_QPN, 1);
+		if (qp)
+			hca_qp_put(qp);
+		goto out;
+	}
+	hca_wire_datagram(pkt, &payload, &dg);
+	hca_ud_receive(ctx, &dg, qp);
+	hca_qp_put(qp);
+out:
+	consume_skb(pkt->skb);
+}
