@@ -63,13 +63,12 @@ static void hca_wire_flight_pop(struct hca_qp *qp, struct hca_wire_req *r)
 	r->head = (r->head + 1) & (HCA_WIRE_FLIGHTS - 1);
 	r->nfl--;
 	/* Acknowledged while being sent again: the cursor moves past it. */
-	if (r->cur) {
+	if (r->cur)
 		r->cur--;
-	} else if (!r->nfl) {
+	else if (!r->nfl)
 		r->next_psn = hca_psn_add(f->psn, f->npkts);
-	} else {
+	else
 		hca_wire_req_sync(r);
-	}
 }
 
 /* The oldest flight completed: its CQE, fresh retry counters. */
