@@ -82,14 +82,13 @@ const struct hca_wire_opcode *hca_wire_opcode(u8 opcode)
 
 	/* The table is indexed by every u8: no bounds to check. */
 	BUILD_BUG_ON(ARRAY_SIZE(hca_wire_opcodes) != 256);
-	/* The last row of enum hca_wire_op and of Table 38's RC range. */
-	BUILD_BUG_ON(HCA_WOP_SEND_ONLY_INV > 0x1f);
-	BUILD_BUG_ON(HCA_WIRE_RC_ROWS + HCA_WIRE_UD_ROWS != 25);
+	/* Operations fit below the transport bits (Table 38). */
+	BUILD_BUG_ON(HCA_WOP_SEND_ONLY_INV & HCA_WIRE_TP_MASK);
 	return op->name ? op : NULL;
 }
 
 /* Rows of @tp (HCA_WIRE_TP_*): for the table's self-check at init. */
-unsigned int hca_wire_opcode_rows(u8 tp)
+static unsigned int hca_wire_opcode_rows(u8 tp)
 {
 	unsigned int i, n = 0;
 

@@ -1,0 +1,330 @@
+#!/bin/bash
+# TAP: RoCEv2 on the wire (Documentation/wire.md) between softhca and
+# rdma_rxe, judged by rxe and by stock tools. The bed: network namespace
+# "far" holds veth0 (198.18.0.1) and shca9 made there, rxe0 sits on veth1
+# (198.18.0.2) in the initial namespace (where rdma_rxe's UDP 4791 socket
+# is; ours is far's). Rows:
+#  - ibv_ud_pingpong -c (it checks every byte after the GRH area), softhca
+#    server / rxe client and the reverse, over the IPv4 GIDs at several
+#    sizes up to the path MTU (1024 on the veths' 1500) and over the IPv6
+#    link-local GIDs, each with shca9's wire counters and rxe0's
+#    sent_pkts / rcvd_pkts grown by exactly the run's packets;
+#  - a capture on veth1 (tcpdump) that tshark's InfiniBand dissector
+#    decodes with no malformed packet, every packet UD SEND_ONLY (100)
+#    with the DETH of the run;
+#  - rping from shca9 to an rxe0 server: rdma_cm's address and route
+#    resolution and the connection handshake (MADs over both GSI QPs)
+#    reach ESTABLISHED on both sides (the RC data that follows needs the
+#    wire's RC transport and is not looked at);
+#  - tools/wire_fuzz: crafted packets into far during an ibv_ud_pingpong
+#    between the same devices, which must still pass, and shca9's drop
+#    counters (header, ICRC, unknown QPN, Q_Key, length, queue full)
+#    grown by exactly what was sent, dmesg clean;
+#  - the local devices' own rule: shca8 on veth1 moved into a second
+#    namespace "near": between shca9 and shca8 no packet without
+#    force_wire (the local fabric), every datagram a packet with it.
+# Everything is put back at the end, also on failure: veth0 home with
+# 198.18.0.1 and shca0 on it again if it was there, rxe0 and the
+# namespaces gone.
+set -u
+here=$(dirname "$0")
+tmo=${SOFTHCA_PINGPONG_TIMEOUT:-300}
+pp_n=${SOFTHCA_WIRE_N:-1000}
+fuzz_n=${SOFTHCA_FUZZ_PACKETS:-3000}
+out=$(mktemp -d)
+port=19600
+fuzz=$here/../build/tools/wire_fuzz
+param=/sys/module/softhca/parameters
+had_shca0=0
+# shellcheck source=selftests/lib/tools.sh
+. "$here/lib/tools.sh"
+
+far() { ip netns exec far "$@"; }
+near() { ip netns exec near "$@"; }
+
+restore() {
+	jobs -p | xargs -r kill -9 2>/dev/null
+	wait 2>/dev/null
+	echo 0 >"$param/force_wire"
+	echo 1024 >"$param/wire_rx_queue_len"
+	rdma link del rxe0 2>/dev/null
+	far rdma link del shca9 2>/dev/null
+	near rdma link del shca8 2>/dev/null
+	ip -n far link set veth0 netns $$ 2>/dev/null
+	ip -n near link set veth1 netns $$ 2>/dev/null
+	ip netns del far 2>/dev/null
+	ip netns del near 2>/dev/null
+	ip addr replace 198.18.0.1/24 dev veth0 && ip link set veth0 up
+	ip addr replace 198.18.0.2/24 dev veth1 && ip link set veth1 up
+	if [ "$had_shca0" = 1 ] && ! rdma dev show shca0 >/dev/null 2>&1; then
+		rdma link add shca0 type softhca netdev veth0
+	fi
+	rm -rf "$out"
+}
+trap restore EXIT
+
+# stat DEV COUNTER [NS]: one port counter of DEV.
+stat() {
+	${3:+ip netns exec "$3"} rdma statistic show link "$1/1" |
+		awk -v c="$2" '{ for (i = 1; i < NF; i++) if ($i == c) print $(i + 1) }'
+}
+
+# gid6 DEV: index of DEV's RoCE v2 link-local IPv6 GID.
+gid6() {
+	local f i
+	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		i=${f##*/}
+		case $(cat "$f" 2>/dev/null) in
+		fe80:*)
+			[ "$(cat /sys/class/infiniband/"$1"/ports/1/gid_attrs/types/"$i" 2>/dev/null)" = "RoCE v2" ] &&
+				echo "$i" && return 0 ;;
+		esac
+	done
+	return 1
+}
+
+wait_tcp() { # NS-PREFIX... PORT
+	local p=${*: -1}
+	for _ in $(seq 200); do
+		"${@:1:$#-1}" ss -Hltn "sport = :$p" 2>/dev/null | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+bed_up() {
+	ip netns add far && ip link set veth0 netns far &&
+		ip -n far addr add 198.18.0.1/24 dev veth0 &&
+		ip -n far link set lo up && ip -n far link set veth0 up &&
+		far rdma link add shca9 type softhca netdev veth0 &&
+		rdma link add rxe0 type rxe netdev veth1 || return 1
+	for _ in $(seq 200); do
+		g9=$(gid_index shca9 198.18.0.1) && gx=$(gid_index rxe0 198.18.0.2) &&
+			g96=$(gid6 shca9) && gx6=$(gid6 rxe0) && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# counts DEV NS: "tx rx txbytes rxbytes" of a softhca port's wire.
+counts() {
+	echo "$(stat "$1" wire_tx_packets "$2") $(stat "$1" wire_rx_packets "$2")" \
+	     "$(stat "$1" wire_tx_bytes "$2") $(stat "$1" wire_rx_bytes "$2")"
+}
+
+# pingpong LABEL SIZE N SRV_NS SRV_DEV SRV_GID CLI_NS CLI_DEV CLI_GID ADDR
+# (NS "-": the initial namespace). 0 if both ends passed and the client
+# printed the bytes and iterations asked for.
+pingpong() {
+	local label=$1 s=$2 iters=$3 sns=$4 sd=$5 sg=$6 cns=$7 cd=$8 cg=$9 addr=${10}
+	local spre=() cpre=() c r srv
+	[ "$sns" = - ] || spre=(ip netns exec "$sns")
+	[ "$cns" = - ] || cpre=(ip netns exec "$cns")
+	port=$((port + 1))
+	timeout -k 5 "$tmo" "${spre[@]}" ibv_ud_pingpong -d "$sd" -g "$sg" -s "$s" \
+		-n "$iters" -c -p "$port" >"$out/srv" 2>&1 &
+	srv=$!
+	wait_tcp "${spre[@]}" "$port" || sleep 1
+	timeout -k 5 "$tmo" "${cpre[@]}" ibv_ud_pingpong -d "$cd" -g "$cg" -s "$s" \
+		-n "$iters" -c -p "$port" "$addr" >"$out/cli" 2>&1
+	c=$?
+	wait "$srv"
+	r=$?
+	if [ "$c" = 0 ] && [ "$r" = 0 ] && sum=$(check_pingpong "$s" "$iters" "$out/cli"); then
+		return 0
+	fi
+	echo "# $label: client exit $c, server exit $r"
+	sed 's/^/# client: /' "$out/cli" | tail -n 10
+	sed 's/^/# server: /' "$out/srv" | tail -n 10
+	return 1
+}
+
+# wire_row LABEL SIZE N SRV_NS SRV_DEV SRV_GID CLI_NS CLI_DEV CLI_GID ADDR
+# A pingpong between shca9 and rxe0, and both ports' packet counts grown
+# by exactly N each way (UD SEND_ONLY: BTH + DETH + payload padded + ICRC).
+wire_row() {
+	local label=$1 s=$2 iters=$3 b0 b1 x0 x1 want
+	read -r -a b0 <<<"$(counts shca9 far)"
+	x0="$(stat rxe0 sent_pkts) $(stat rxe0 rcvd_pkts)"
+	if ! pingpong "$@"; then
+		nok "$label"
+		return
+	fi
+	read -r -a b1 <<<"$(counts shca9 far)"
+	read -r -a x0 <<<"$x0"
+	x1=($(stat rxe0 sent_pkts) $(stat rxe0 rcvd_pkts))
+	want=$(( iters * (12 + 8 + (s + 3) / 4 * 4 + 4) ))
+	if [ $((b1[0] - b0[0])) = "$iters" ] && [ $((b1[1] - b0[1])) = "$iters" ] &&
+	   [ $((b1[2] - b0[2])) = "$want" ] && [ $((b1[3] - b0[3])) = "$want" ] &&
+	   [ $((x1[0] - x0[0])) = "$iters" ] && [ $((x1[1] - x0[1])) = "$iters" ]; then
+		ok "$label # $sum; shca9 sent and took $iters packets ($want bytes) each way, rxe0 too"
+	else
+		echo "# shca9 wire tx/rx packets, tx/rx bytes before: ${b0[*]} after: ${b1[*]} (want +$iters, +$want)"
+		echo "# rxe0 sent/rcvd before: ${x0[*]} after: ${x1[*]}"
+		nok "$label"
+	fi
+}
+
+echo "TAP version 13"
+for t in tcpdump tshark rping ibv_ud_pingpong; do
+	command -v "$t" >/dev/null || { echo "1..0 # SKIP $t is not installed (scripts/deps)"; exit 0; }
+done
+[ -x "$fuzz" ] || { echo "1..0 # SKIP $fuzz is not built (make tools)"; exit 0; }
+rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
+
+sizes=(1 512 1000 1024)
+echo "1..$((2 * ${#sizes[@]} + 2 + 7))"
+if ! bed_up; then
+	nok "the bed: veth0 and shca9 in netns far, rxe0 on veth1, their GIDs"
+	rdma link show | sed 's/^/# /'
+	exit 1
+fi
+
+for s in "${sizes[@]}"; do
+	wire_row "ibv_ud_pingpong shca9 server, rxe0 client, size $s x $pp_n" \
+		"$s" "$pp_n" far shca9 "$g9" - rxe0 "$gx" 198.18.0.1
+	wire_row "ibv_ud_pingpong rxe0 server, shca9 client, size $s x $pp_n" \
+		"$s" "$pp_n" - rxe0 "$gx" far shca9 "$g9" 198.18.0.2
+done
+wire_row "ibv_ud_pingpong over IPv6 link-local GIDs, shca9 server, size 256 x $pp_n" \
+	256 "$pp_n" far shca9 "$g96" - rxe0 "$gx6" 198.18.0.1
+wire_row "ibv_ud_pingpong over IPv6 link-local GIDs, rxe0 server, size 256 x $pp_n" \
+	256 "$pp_n" - rxe0 "$gx6" far shca9 "$g96" 198.18.0.2
+
+# The capture: 100 round trips of 700 bytes, both directions on veth1.
+tcpdump -i veth1 -U -w "$out/cap.pcap" udp port 4791 2>"$out/td" &
+tdp=$!
+for _ in $(seq 100); do grep -q listening "$out/td" && break; sleep 0.05; done
+pingpong capture 700 100 far shca9 "$g9" - rxe0 "$gx" 198.18.0.1
+capok=$?
+sleep 0.5
+kill -INT "$tdp"
+wait "$tdp"
+# Kept for a look (Documentation/wire.md "Capturing").
+[ -n "${SOFTHCA_VM_OUT:-}" ] && cp "$out/cap.pcap" "$SOFTHCA_VM_OUT/wire.pcap"
+# One tshark pass (it starts slowly under TCG): per packet the source,
+# opcode, DETH source QPN and any malformed or expert warning mark.
+tshark -r "$out/cap.pcap" -d udp.port==4791,infiniband -T fields -E separator=, \
+	-e ip.src -e infiniband.bth.opcode -e infiniband.deth.srcqp \
+	-e _ws.malformed -e _ws.expert.severity >"$out/cap.txt" 2>/dev/null
+total=$(wc -l <"$out/cap.txt")
+bad=$(awk -F, '$4 != "" || ($5 != "" && $5 >= 6291456)' "$out/cap.txt" | wc -l)
+ops=$(cut -d, -f2 "$out/cap.txt" | sort -u | tr '\n' ' ')
+qpns=$(awk -F, '$1 == "198.18.0.1" { print $3 }' "$out/cap.txt" | sort -u | wc -l)
+if [ "$capok" = 0 ] && [ "$total" = 200 ] && [ "$bad" = 0 ] && [ "$ops" = "100 " ] &&
+   [ "$qpns" = 1 ]; then
+	ok "capture on veth1: 200 packets, tshark decodes all as RoCEv2 UD SEND_ONLY, none malformed"
+else
+	echo "# packets $total, malformed or warnings $bad, opcodes '$ops', shca9 source QPNs $qpns"
+	head -3 "$out/cap.txt" | sed 's/^/# /'
+	nok "capture on veth1: 200 packets, tshark decodes all as RoCEv2 UD SEND_ONLY, none malformed"
+fi
+
+# rdma_cm across: resolution and the REQ / REP / RTU through both GSI QPs.
+rping -s -a 198.18.0.2 -p 19690 -C 1 -v -d >"$out/rs" 2>&1 &
+rsp=$!
+for _ in $(seq 200); do rdma res show cm_id 2>/dev/null | grep -q LISTEN && break; sleep 0.05; done
+timeout -k 5 60 ip netns exec far rping -c -a 198.18.0.2 -p 19690 -C 1 -v -d >"$out/rc" 2>&1
+sleep 1
+kill "$rsp" 2>/dev/null
+wait "$rsp" 2>/dev/null
+if grep -q 'RDMA_CM_EVENT_ROUTE_RESOLVED' "$out/rc" &&
+   grep -q 'RDMA_CM_EVENT_ESTABLISHED' "$out/rc" &&
+   grep -q 'RDMA_CM_EVENT_CONNECT_REQUEST' "$out/rs" &&
+   grep -q 'RDMA_CM_EVENT_ESTABLISHED' "$out/rs"; then
+	ok "rping shca9 -> rxe0: address, route, CONNECT_REQUEST and ESTABLISHED on both sides (MADs over the wire)"
+else
+	sed 's/^/# client: /' "$out/rc" | tail -n 15
+	sed 's/^/# server: /' "$out/rs" | tail -n 15
+	nok "rping shca9 -> rxe0: address, route, CONNECT_REQUEST and ESTABLISHED on both sides (MADs over the wire)"
+fi
+
+# The fuzzer during real traffic between the same devices.
+names=(wire_rx_header_drops wire_rx_icrc_drops wire_rx_unknown_qpn_drops
+	rx_qkey_drops rx_len_drops wire_rx_queue_full_drops)
+snap() { local c; for c in "${names[@]}"; do stat shca9 "$c" far; done | tr '\n' ' '; }
+read -r -a d0 <<<"$(snap)"
+port=$((port + 1))
+timeout -k 5 "$tmo" ip netns exec far ibv_ud_pingpong -d shca9 -g "$g9" -s 512 -n "$pp_n" -c \
+	-p "$port" >"$out/srv" 2>&1 &
+srv=$!
+wait_tcp ip netns exec far "$port" || sleep 1
+timeout -k 5 "$tmo" ibv_ud_pingpong -d rxe0 -g "$gx" -s 512 -n "$pp_n" -c -p "$port" \
+	198.18.0.1 >"$out/cli" 2>&1 &
+cli=$!
+res=$("$fuzz" -s 198.18.0.2 -d 198.18.0.1 -n "$fuzz_n" ${SOFTHCA_FUZZ_SEED:+-S "$SOFTHCA_FUZZ_SEED"})
+frc=$?
+wait "$cli"; crc=$?
+wait "$srv"; src=$?
+echo "# wire_fuzz: $res"
+if [ "$crc" = 0 ] && [ "$src" = 0 ] && check_pingpong 512 "$pp_n" "$out/cli" >/dev/null; then
+	ok "ibv_ud_pingpong shca9 <-> rxe0 passes while wire_fuzz sends $fuzz_n crafted packets"
+else
+	sed 's/^/# client: /' "$out/cli" | tail -n 10
+	nok "ibv_ud_pingpong shca9 <-> rxe0 passes while wire_fuzz sends $fuzz_n crafted packets"
+fi
+# The engine takes what was queued: the counters settle.
+sleep 1
+read -r -a d1 <<<"$(snap)"
+v() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<" $res"; }
+hi=$(( d1[0] - d0[0] + d1[1] - d0[1] ))
+want_hi=$(( $(v random) + $(v truncated) + $(v bad_icrc) + $(v bad_opcode) + $(v bad_tver) ))
+if [ "$frc" = 0 ] && [ "$hi" = "$want_hi" ] &&
+   [ $((d1[1] - d0[1])) -ge "$(v bad_icrc)" ] &&
+   [ $((d1[0] - d0[0])) -ge $(( $(v bad_opcode) + $(v bad_tver) )) ] &&
+   [ $((d1[2] - d0[2])) = "$(v unknown_qpn)" ] &&
+   [ $((d1[3] - d0[3])) = "$(v bad_qkey)" ] &&
+   [ $((d1[4] - d0[4])) = "$(v oversize)" ] && [ $((d1[5] - d0[5])) = 0 ]; then
+	ok "drop counters say why: header+ICRC $hi, unknown QPN $((d1[2] - d0[2])), Q_Key $((d1[3] - d0[3])), length $((d1[4] - d0[4]))"
+else
+	echo "# ${names[*]}"
+	echo "# before: ${d0[*]}"
+	echo "# after:  ${d1[*]} (header+ICRC want $want_hi)"
+	nok "drop counters say why"
+fi
+# A flood against a receive queue of 2: what is not queued is counted full.
+echo 2 >"$param/wire_rx_queue_len"
+read -r -a d0 <<<"$(snap)"
+res=$("$fuzz" -s 198.18.0.2 -d 198.18.0.1 -n 0 -f 5000)
+sleep 1
+read -r -a d1 <<<"$(snap)"
+echo 1024 >"$param/wire_rx_queue_len"
+q=$((d1[5] - d0[5])) u=$((d1[2] - d0[2]))
+if [ $((q + u)) = 5000 ] && [ "$q" -gt 0 ]; then
+	ok "flood of 5000 with wire_rx_queue_len 2: $q counted queue full, $u reached the engine (unknown QPN)"
+elif [ $((q + u)) = 5000 ]; then
+	ok "flood of 5000 with wire_rx_queue_len 2 # SKIP the engine kept up with all (unknown QPN $u)"
+else
+	echo "# queue full $q + unknown QPN $u != 5000"
+	nok "flood of 5000 with wire_rx_queue_len 2: every packet counted once"
+fi
+
+# Two softhca devices, each in its namespace: the local fabric between
+# them, unless force_wire.
+rdma link del rxe0
+if ip netns add near && ip link set veth1 netns near &&
+   ip -n near addr add 198.18.0.2/24 dev veth1 && ip -n near link set lo up &&
+   ip -n near link set veth1 up && near rdma link add shca8 type softhca netdev veth1; then
+	for _ in $(seq 200); do g8=$(gid_index shca8 198.18.0.2) && break; sleep 0.05; done
+	for fw in 0 1; do
+		echo "$fw" >"$param/force_wire"
+		read -r -a b0 <<<"$(counts shca9 far)"
+		pingpong "force_wire=$fw" 512 "$pp_n" far shca9 "$g9" near shca8 "$g8" 198.18.0.1
+		r=$?
+		read -r -a b1 <<<"$(counts shca9 far)"
+		tx=$((b1[0] - b0[0])) rx=$((b1[1] - b0[1]))
+		want=0
+		[ "$fw" = 1 ] && want=$pp_n
+		if [ "$r" = 0 ] && [ "$tx" = "$want" ] && [ "$rx" = "$want" ]; then
+			ok "shca9 (far) <-> shca8 (near), force_wire=$fw: pingpong passes, $tx packets each way on the wire"
+		else
+			echo "# pingpong $r, shca9 wire packets sent $tx, taken $rx (want $want)"
+			nok "shca9 (far) <-> shca8 (near), force_wire=$fw"
+		fi
+	done
+	echo 0 >"$param/force_wire"
+else
+	nok "shca9 (far) <-> shca8 (near), force_wire=0: the bed"
+	nok "shca9 (far) <-> shca8 (near), force_wire=1: the bed"
+fi
+exit $failed
