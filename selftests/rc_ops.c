@@ -1017,7 +1017,7 @@ TEST_F(ops, sqd_drains_the_started_wr)
 	rc_expect_wc(_metadata, A->scq, &w);
 	w = rc_want_recv(11, IBV_WC_RECV, 10, B, A);
 	rc_expect_wc(_metadata, B->rcq, &w);
-	if (rc_cross_dev(0)) {
+	if (rc_on_wire(variant->topo)) {
 		/*
 		 * On the wire both SENDs left before the RNR NAK: both had
 		 * started, so SQD finishes both (as a ConnectX does).

@@ -582,6 +582,18 @@ bool rc_dev_is_rxe(const char *dev)
 	return (t && !strcmp(t, "rxe")) || !strncmp(dev, "rxe", 3);
 }
 
+bool rc_on_wire(enum rc_topo topo)
+{
+	char v[8] = "";
+
+	if (!rc_cross_dev(0))
+		return false;
+	if (topo == RC_CROSS_DEV)
+		return true;
+	return !read_line("/sys/module/softhca/parameters/force_wire", v, sizeof(v)) &&
+	       (!strcmp(v, "Y") || !strcmp(v, "1"));
+}
+
 const char *rc_cross_dev(int i)
 {
 	static char dev[2][32];

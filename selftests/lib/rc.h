@@ -93,6 +93,8 @@ struct rc_pair {
  * that rxe does differently (as SOFTHCA_RC_LINK_TYPE=rxe). NULL: not set.
  */
 const char *rc_cross_dev(int i);
+/* Do a pair's QPs of @topo cross the wire (SOFTHCA_RC_CROSS, force_wire)? */
+bool rc_on_wire(enum rc_topo topo);
 /* Is @dev (an end's) an rdma_rxe device? */
 bool rc_dev_is_rxe(const char *dev);
 

@@ -1,0 +1,72 @@
+# shellcheck shell=bash
+# The wire's test bed (Documentation/wire.md "Test beds"), for the TAP
+# suites that source it: netns "far" with veth0 (198.18.0.1) and shca9;
+# rxe0 on veth1 (198.18.0.2) in the initial namespace; or netns "near"
+# with veth1 and shca8. wire_bed_restore puts everything back: veth0 and
+# veth1 home with their addresses, shca0 again if the caller set had_shca0.
+# Sets g9 / gx / g8: the RoCE v2 GID index of each device's IPv4 address.
+# shellcheck disable=SC2034 # g9, gx, g8 are the suites'
+
+far() { ip netns exec far "$@"; }
+near() { ip netns exec near "$@"; }
+
+# wire_stat DEV COUNTER [NS]: one port counter of DEV.
+wire_stat() {
+	${3:+ip netns exec "$3"} rdma statistic show link "$1/1" |
+		awk -v c="$2" '{ for (i = 1; i < NF; i++) if ($i == c) print $(i + 1) }'
+}
+
+wire_bed_far() {
+	ip netns add far && ip link set veth0 netns far &&
+		ip -n far addr add 198.18.0.1/24 dev veth0 &&
+		ip -n far link set lo up && ip -n far link set veth0 up &&
+		far rdma link add shca9 type softhca netdev veth0 || return 1
+	for _ in $(seq 200); do
+		g9=$(gid_index shca9 198.18.0.1) && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+wire_bed_rxe() {
+	rdma link add rxe0 type rxe netdev veth1 || return 1
+	for _ in $(seq 200); do
+		gx=$(gid_index rxe0 198.18.0.2) &&
+			[ "$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/"$gx" 2>/dev/null)" = "RoCE v2" ] &&
+			return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# veth1 into "near" with shca8 (rxe0 goes first if it is there).
+wire_bed_near() {
+	rdma link del rxe0 2>/dev/null
+	ip netns add near && ip link set veth1 netns near &&
+		ip -n near addr add 198.18.0.2/24 dev veth1 &&
+		ip -n near link set lo up && ip -n near link set veth1 up &&
+		near rdma link add shca8 type softhca netdev veth1 || return 1
+	for _ in $(seq 200); do
+		g8=$(gid_index shca8 198.18.0.2) && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+wire_bed_restore() {
+	jobs -p | xargs -r kill -9 2>/dev/null
+	wait 2>/dev/null
+	echo 0 >/sys/module/softhca/parameters/force_wire
+	rdma link del rxe0 2>/dev/null
+	far rdma link del shca9 2>/dev/null
+	near rdma link del shca8 2>/dev/null
+	ip -n far link set veth0 netns $$ 2>/dev/null
+	ip -n near link set veth1 netns $$ 2>/dev/null
+	ip netns del far 2>/dev/null
+	ip netns del near 2>/dev/null
+	ip addr replace 198.18.0.1/24 dev veth0 && ip link set veth0 up
+	ip addr replace 198.18.0.2/24 dev veth1 && ip link set veth1 up
+	if [ "${had_shca0:-0}" = 1 ] && ! rdma dev show shca0 >/dev/null 2>&1; then
+		rdma link add shca0 type softhca netdev veth0
+	fi
+}

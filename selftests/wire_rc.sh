@@ -1,0 +1,206 @@
+#!/bin/bash
+# TAP: reliable connection over RoCEv2 (Documentation/wire.md "Reliable
+# connection on the wire"), judged by rdma_rxe and stock tools. Bed (a):
+# network namespace "far" holds veth0 (198.18.0.1) and shca9, rxe0 sits on
+# veth1 (198.18.0.2) in the initial namespace. Rows, each way (softhca as
+# server and as client):
+#  - ibv_rc_pingpong -c (every byte checked) at 1 B, 4 KiB, 64 KiB, 1 MiB;
+#  - rc_ops' cross_dev tests between shca9 and rxe0 (SOFTHCA_RC_CROSS):
+#    every opcode, every byte and completion field, while tcpdump captures
+#    veth1; tshark then decodes the capture with no malformed packet and
+#    finds every RC opcode softhca sends;
+#  - the eight perftest tests (send/write/read/atomic, lat and bw);
+#  - rping -v (rdma_cm's handshake, then RC SEND/READ/WRITE it verifies).
+# Then bed (b'): veth1 and shca8 in a second namespace "near", force_wire
+# set: rc_ops, rc_errors, rc_threads and rc_stress between shca9 and shca8
+# cross the wire with softhca's own semantics on both ends (the same tests
+# make check runs on the local fabric). shca9's wire counters must grow in
+# every row. Everything is put back at the end, also on failure.
+set -u
+here=$(dirname "$0")
+tmo=${SOFTHCA_PINGPONG_TIMEOUT:-300}
+out=$(mktemp -d)
+port=19700
+param=/sys/module/softhca/parameters
+bin=$here/../build/selftests
+had_shca0=0
+# shellcheck source=selftests/lib/tools.sh
+. "$here/lib/tools.sh"
+# shellcheck source=selftests/lib/wire_bed.sh
+. "$here/lib/wire_bed.sh"
+
+trap 'wire_bed_restore; rm -rf "$out"' EXIT
+
+# wait_port PORT NS: a TCP listener on PORT in NS ("-": initial).
+wait_port() {
+	local pre=()
+	[ "$2" = - ] || pre=(ip netns exec "$2")
+	for _ in $(seq 200); do
+		"${pre[@]}" ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# xrun NAME CHECK SRV_NS CLI_NS ADDR SERVER_CMD... -- CLIENT_CMD...: both
+# get "-p PORT", the client ADDR last; CHECK a check_* command line; shca9's
+# wire counters must grow.
+xrun() {
+	local name=$1 check=$2 sns=$3 cns=$4 addr=$5; shift 5
+	local srv=() cli=() spre=() cpre=() spid c s sum= r tx0 tx1
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	[ "$sns" = - ] || spre=(ip netns exec "$sns")
+	[ "$cns" = - ] || cpre=(ip netns exec "$cns")
+	port=$((port + 1))
+	tx0=$(wire_stat shca9 wire_tx_packets far)
+	timeout -k 5 "$tmo" "${spre[@]}" "${srv[@]}" -p "$port" >"$out/srv" 2>&1 &
+	spid=$!
+	wait_port "$port" "$sns" || sleep 1
+	timeout -k 5 "$tmo" "${cpre[@]}" "${cli[@]}" -p "$port" "$addr" >"$out/cli" 2>&1
+	c=$?
+	wait "$spid"
+	s=$?
+	tx1=$(wire_stat shca9 wire_tx_packets far)
+	r=1
+	if [ "$c" = 0 ] && [ "$s" = 0 ]; then
+		# shellcheck disable=SC2086 # CHECK is a command line
+		sum=$($check "$out/cli")
+		r=$?
+		[ $((tx1 - tx0)) -gt 0 ] || { sum="shca9 sent no wire packet"; r=1; }
+	fi
+	case $r in
+	0) ok "$name # $sum; shca9 sent $((tx1 - tx0)) packets" ;;
+	2) ok "$name # SKIP $sum" ;;
+	*)
+		echo "# $name: client exit $c, server exit $s; $sum"
+		sed 's/^/# client: /' "$out/cli" | tail -n 8
+		sed 's/^/# server: /' "$out/srv" | tail -n 8
+		nok "$name" ;;
+	esac
+}
+
+# suite NAME PAIR BINARY: a kselftest binary with SOFTHCA_RC_CROSS=PAIR.
+suite() {
+	local name=$1 pair=$2 b=$3 res tot tx0 tx1
+	tx0=$(wire_stat shca9 wire_tx_packets far)
+	SOFTHCA_RC_CROSS="$pair" timeout -k 5 900 "$bin/$b" >"$out/suite" 2>&1
+	res=$?
+	tx1=$(wire_stat shca9 wire_tx_packets far)
+	tot=$(grep -E '^# Totals:' "$out/suite" | tail -n 1)
+	if [ "$res" = 0 ] && grep -q 'fail:0 ' <<<"$tot" && [ $((tx1 - tx0)) -gt 100 ]; then
+		ok "$name # ${tot#\# }; shca9 sent $((tx1 - tx0)) wire packets"
+	else
+		echo "# exit $res, shca9 sent $((tx1 - tx0)) wire packets"
+		grep -E '^not ok|FAIL|Expected|status=' "$out/suite" | head -n 30 | sed 's/^/# /'
+		nok "$name # ${tot#\# }"
+	fi
+}
+
+echo "TAP version 13"
+for t in tcpdump tshark rping ibv_rc_pingpong ib_send_lat; do
+	command -v "$t" >/dev/null || { echo "1..0 # SKIP $t is not installed (scripts/deps)"; exit 0; }
+done
+rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
+sizes=(1 4096 65536 1048576)
+perf=(ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw)
+echo "1..$((2 * ${#sizes[@]} + 2 + 1 + 2 * ${#perf[@]} + 2 + 4))"
+if ! wire_bed_far || ! wire_bed_rxe; then
+	nok "the bed: veth0 and shca9 in netns far, rxe0 on veth1, their GIDs"
+	exit 1
+fi
+
+for s in "${sizes[@]}"; do
+	it=200
+	[ "$s" -ge 65536 ] && it=20
+	xrun "ibv_rc_pingpong shca9 server, rxe0 client, $s B x $it" \
+		"check_pingpong $s $it" far - 198.18.0.1 \
+		ibv_rc_pingpong -d shca9 -g "$g9" -s "$s" -n "$it" -c -- \
+		ibv_rc_pingpong -d rxe0 -g "$gx" -s "$s" -n "$it" -c
+	xrun "ibv_rc_pingpong rxe0 server, shca9 client, $s B x $it" \
+		"check_pingpong $s $it" - far 198.18.0.2 \
+		ibv_rc_pingpong -d rxe0 -g "$gx" -s "$s" -n "$it" -c -- \
+		ibv_rc_pingpong -d shca9 -g "$g9" -s "$s" -n "$it" -c
+done
+
+# Every opcode both ways, captured.
+tcpdump -i veth1 -U -w "$out/cap.pcap" udp port 4791 2>"$out/td" &
+tdp=$!
+for _ in $(seq 100); do grep -q listening "$out/td" && break; sleep 0.05; done
+suite "rc_ops cross_dev: shca9 requester, rxe0 responder" "shca9 rxe0" rc_ops
+suite "rc_ops cross_dev: rxe0 requester, shca9 responder" "rxe0 shca9" rc_ops
+sleep 0.5
+kill -INT "$tdp"
+wait "$tdp"
+[ -n "${SOFTHCA_VM_OUT:-}" ] && cp "$out/cap.pcap" "$SOFTHCA_VM_OUT/wire_rc.pcap"
+# Wireshark's heuristic RPC-over-RDMA dissector takes any short SEND for
+# NFS/RDMA and calls it malformed: not ours to judge here.
+tshark -r "$out/cap.pcap" -d udp.port==4791,infiniband --disable-protocol rpcordma \
+	-T fields -E separator=, -e ip.src -e infiniband.bth.opcode -e _ws.malformed \
+	>"$out/cap.txt" 2>/dev/null
+bad=$(awk -F, '$3 != ""' "$out/cap.txt" | wc -l)
+sent=$(awk -F, '$1 == "198.18.0.1" { print $2 }' "$out/cap.txt" | sort -nu | tr '\n' ' ')
+# Every RC opcode softhca sends (IBTA Table 38): SEND and WRITE in all their
+# positions, READ request and responses, ACK, both atomics, atomic ACK.
+missing=
+for op in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+	grep -qw "$op" <<<"$sent" || missing="$missing $op"
+done
+if [ "$bad" = 0 ] && [ -z "$missing" ] && [ "$(wc -l <"$out/cap.txt")" -gt 100 ]; then
+	ok "capture: $(wc -l <"$out/cap.txt") packets, none malformed; shca9 sent every RC opcode 0..20"
+else
+	echo "# malformed $bad; opcodes from shca9: $sent; missing:$missing"
+	nok "capture: tshark decodes every packet, shca9 sends every RC opcode"
+fi
+
+for t in "${perf[@]}"; do
+	case $t in
+	*_lat) chk="check_lat 64 200" args=(-s 64 -n 200) ;;
+	*) chk="check_bw 65536 200" args=(-s 65536 -n 200) ;;
+	esac
+	[ "$t" = ib_atomic_lat ] && chk="check_lat 8 200" args=(-n 200)
+	[ "$t" = ib_atomic_bw ] && chk="check_bw 8 200" args=(-n 200)
+	# READs and atomics in flight: rxe offers 128, shca9 16; perftest
+	# gives each QP its own side's, so both ask for what both take.
+	case $t in ib_read_* | ib_atomic_*) args+=(-o 16) ;; esac
+	xrun "$t shca9 server, rxe0 client" "$chk" far - 198.18.0.1 \
+		"$t" -d shca9 -x "$g9" -F "${args[@]}" -- "$t" -d rxe0 -x "$gx" -F "${args[@]}"
+	xrun "$t rxe0 server, shca9 client" "$chk" - far 198.18.0.2 \
+		"$t" -d rxe0 -x "$gx" -F "${args[@]}" -- "$t" -d shca9 -x "$g9" -F "${args[@]}"
+done
+
+# rping: the connection manager's handshake, then its verified transfers.
+rping_row() { # LABEL SRV_NS CLI_NS SRV_ADDR
+	local spre=() cpre=() rsp c s
+	[ "$2" = - ] || spre=(ip netns exec "$2")
+	[ "$3" = - ] || cpre=(ip netns exec "$3")
+	port=$((port + 1))
+	timeout -k 5 120 "${spre[@]}" rping -s -a "$4" -p "$port" -C 50 -v -S 1000 >"$out/rs" 2>&1 &
+	rsp=$!
+	for _ in $(seq 200); do rdma res show cm_id 2>/dev/null | grep -q LISTEN && break; sleep 0.05; done
+	timeout -k 5 120 "${cpre[@]}" rping -c -a "$4" -p "$port" -C 50 -v -S 1000 >"$out/rc" 2>&1
+	c=$?
+	wait "$rsp"
+	s=$?
+	if [ "$c" = 0 ] && [ "$s" = 0 ] && [ "$(grep -c 'ping data:' "$out/rc")" = 50 ]; then
+		ok "$1 # 50 pings of 1000 bytes verified"
+	else
+		sed 's/^/# client: /' "$out/rc" | tail -n 5
+		sed 's/^/# server: /' "$out/rs" | tail -n 5
+		nok "$1"
+	fi
+}
+rping_row "rping -v shca9 client -> rxe0 server" - far 198.18.0.2
+rping_row "rping -v rxe0 client -> shca9 server" far - 198.18.0.1
+
+# softhca on both ends of the wire.
+if wire_bed_near && echo 1 >"$param/force_wire"; then
+	for b in rc_ops rc_errors rc_threads rc_stress; do
+		suite "$b shca9 <-> shca8 over the wire (force_wire)" "shca9 shca8" "$b"
+	done
+	echo 0 >"$param/force_wire"
+else
+	for b in rc_ops rc_errors rc_threads rc_stress; do nok "$b over the wire: the bed"; done
+fi
+exit "$failed"
