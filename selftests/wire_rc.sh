@@ -47,7 +47,7 @@ wait_port() {
 # wire counters must grow.
 xrun() {
 	local name=$1 check=$2 sns=$3 cns=$4 addr=$5; shift 5
-	local srv=() cli=() spre=() cpre=() spid c s sum= r tx0 tx1
+	local srv=() cli=() spre=() cpre=() spid c s sum='' r tx0 tx1
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
