@@ -11,17 +11,13 @@
 #    finds every RC opcode softhca sends;
 #  - the eight perftest tests (send/write/read/atomic, lat and bw);
 #  - rping -v (rdma_cm's handshake, then RC SEND/READ/WRITE it verifies).
-# Then bed (b'): veth1 and shca8 in a second namespace "near", force_wire
-# set: rc_ops, rc_errors, rc_threads and rc_stress between shca9 and shca8
-# cross the wire with softhca's own semantics on both ends (the same tests
-# make check runs on the local fabric). shca9's wire counters must grow in
-# every row. Everything is put back at the end, also on failure.
+# shca9's wire counters must grow in every row (wire_rc_softhca.sh has
+# softhca on both ends). Everything is put back at the end, also on failure.
 set -u
 here=$(dirname "$0")
 tmo=${SOFTHCA_PINGPONG_TIMEOUT:-300}
 out=$(mktemp -d)
 port=19700
-param=/sys/module/softhca/parameters
 bin=$here/../build/selftests
 had_shca0=0
 # shellcheck source=selftests/lib/tools.sh
@@ -81,23 +77,6 @@ xrun() {
 	esac
 }
 
-# suite NAME PAIR BINARY: a kselftest binary with SOFTHCA_RC_CROSS=PAIR.
-suite() {
-	local name=$1 pair=$2 b=$3 res tot tx0 tx1
-	tx0=$(wire_stat shca9 wire_tx_packets far)
-	SOFTHCA_RC_CROSS="$pair" timeout -k 5 900 "$bin/$b" >"$out/suite" 2>&1
-	res=$?
-	tx1=$(wire_stat shca9 wire_tx_packets far)
-	tot=$(grep -E '^# Totals:' "$out/suite" | tail -n 1)
-	if [ "$res" = 0 ] && grep -q 'fail:0 ' <<<"$tot" && [ $((tx1 - tx0)) -gt 100 ]; then
-		ok "$name # ${tot#\# }; shca9 sent $((tx1 - tx0)) wire packets"
-	else
-		echo "# exit $res, shca9 sent $((tx1 - tx0)) wire packets"
-		grep -E '^not ok|FAIL|Expected|status=' "$out/suite" | head -n 30 | sed 's/^/# /'
-		nok "$name # ${tot#\# }"
-	fi
-}
-
 echo "TAP version 13"
 for t in tcpdump tshark rping ibv_rc_pingpong ib_send_lat; do
 	command -v "$t" >/dev/null || { echo "1..0 # SKIP $t is not installed (scripts/deps)"; exit 0; }
@@ -105,7 +84,7 @@ done
 rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
 sizes=(1 4096 65536 1048576)
 perf=(ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw)
-echo "1..$((2 * ${#sizes[@]} + 2 + 1 + 2 * ${#perf[@]} + 2 + 4))"
+echo "1..$((2 * ${#sizes[@]} + 2 + 1 + 2 * ${#perf[@]} + 2))"
 if ! wire_bed_far || ! wire_bed_rxe; then
 	nok "the bed: veth0 and shca9 in netns far, rxe0 on veth1, their GIDs"
 	exit 1
@@ -128,8 +107,8 @@ done
 tcpdump -i veth1 -U -w "$out/cap.pcap" udp port 4791 2>"$out/td" &
 tdp=$!
 for _ in $(seq 100); do grep -q listening "$out/td" && break; sleep 0.05; done
-suite "rc_ops cross_dev: shca9 requester, rxe0 responder" "shca9 rxe0" rc_ops
-suite "rc_ops cross_dev: rxe0 requester, shca9 responder" "rxe0 shca9" rc_ops
+wire_suite "rc_ops cross_dev: shca9 requester, rxe0 responder" "shca9 rxe0" rc_ops
+wire_suite "rc_ops cross_dev: rxe0 requester, shca9 responder" "rxe0 shca9" rc_ops
 sleep 0.5
 kill -INT "$tdp"
 wait "$tdp"
@@ -194,13 +173,4 @@ rping_row() { # LABEL SRV_NS CLI_NS SRV_ADDR
 rping_row "rping -v shca9 client -> rxe0 server" - far 198.18.0.2
 rping_row "rping -v rxe0 client -> shca9 server" far - 198.18.0.1
 
-# softhca on both ends of the wire.
-if wire_bed_near && echo 1 >"$param/force_wire"; then
-	for b in rc_ops rc_errors rc_threads rc_stress; do
-		suite "$b shca9 <-> shca8 over the wire (force_wire)" "shca9 shca8" "$b"
-	done
-	echo 0 >"$param/force_wire"
-else
-	for b in rc_ops rc_errors rc_threads rc_stress; do nok "$b over the wire: the bed"; done
-fi
 exit "$failed"

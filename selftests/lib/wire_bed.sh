@@ -70,3 +70,23 @@ wire_bed_restore() {
 		rdma link add shca0 type softhca netdev veth0
 	fi
 }
+
+# wire_suite NAME PAIR BINARY: a kselftest binary of $bin with
+# SOFTHCA_RC_CROSS=PAIR, one TAP row; shca9 must send wire packets. The
+# caller sets bin (build/selftests) and out (a scratch directory).
+# shellcheck disable=SC2154
+wire_suite() {
+	local name=$1 pair=$2 b=$3 res tot tx0 tx1
+	tx0=$(wire_stat shca9 wire_tx_packets far)
+	SOFTHCA_RC_CROSS="$pair" timeout -k 5 900 "$bin/$b" >"$out/suite" 2>&1
+	res=$?
+	tx1=$(wire_stat shca9 wire_tx_packets far)
+	tot=$(grep -E '^# Totals:' "$out/suite" | tail -n 1)
+	if [ "$res" = 0 ] && grep -q 'fail:0 ' <<<"$tot" && [ $((tx1 - tx0)) -gt 100 ]; then
+		ok "$name # ${tot#\# }; shca9 sent $((tx1 - tx0)) wire packets"
+	else
+		echo "# exit $res, shca9 sent $((tx1 - tx0)) wire packets"
+		grep -E '^not ok|FAIL|Expected|status=' "$out/suite" | head -n 30 | sed 's/^/# /'
+		nok "$name # ${tot#\# }"
+	fi
+}

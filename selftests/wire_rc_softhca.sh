@@ -1,0 +1,33 @@
+#!/bin/bash
+# TAP: RC over RoCEv2 with softhca on both ends (Documentation/wire.md
+# "Reliable connection on the wire"): namespace "far" holds veth0
+# (198.18.0.1) and shca9, namespace "near" veth1 (198.18.0.2) and shca8,
+# and force_wire sends everything between them as packets. rc_ops,
+# rc_errors, rc_threads and rc_stress (the suites make check runs on the
+# local fabric) run between shca9 and shca8 (SOFTHCA_RC_CROSS), softhca's
+# own semantics judged on both ends; shca9's wire counters must grow in
+# every row. Everything is put back at the end, also on failure.
+set -u
+here=$(dirname "$0")
+out=$(mktemp -d)
+bin=$here/../build/selftests
+had_shca0=0
+# shellcheck source=selftests/lib/tools.sh
+. "$here/lib/tools.sh"
+# shellcheck source=selftests/lib/wire_bed.sh
+. "$here/lib/wire_bed.sh"
+
+trap 'wire_bed_restore; rm -rf "$out"' EXIT
+
+suites=(rc_ops rc_errors rc_threads rc_stress)
+echo "TAP version 13"
+rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
+echo "1..${#suites[@]}"
+if ! wire_bed_far || ! wire_bed_near || ! echo 1 >/sys/module/softhca/parameters/force_wire; then
+	for b in "${suites[@]}"; do nok "$b over the wire: the bed"; done
+	exit 1
+fi
+for b in "${suites[@]}"; do
+	wire_suite "$b shca9 <-> shca8 over the wire (force_wire)" "shca9 shca8" "$b"
+done
+exit "$failed"
