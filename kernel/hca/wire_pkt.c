@@ -306,6 +306,9 @@ struct sk_buff *hca_wire_alloc(struct hca *hca, const struct hca_wire_addr *a,
 	pad = -paylen & 3;
 	rcu_read_lock();
 	ndev = hca_wire_netdev(hca);
+	/* No socket (the initial namespace): no copy for nothing. */
+	if (!hca_wire_sock(hca, ipv6_addr_v4mapped((const void *)a->dgid)))
+		ndev = NULL;
 	room = ndev ? LL_RESERVED_SPACE(ndev) + ndev->needed_tailroom : 0;
 	rcu_read_unlock();
 	if (!ndev) {
