@@ -91,21 +91,24 @@ struct hca_wire_qp {
 
 /*
  * exec.c: would running a wire QP (with WQEs outstanding) make progress?
- * Responses to take, WQEs not sent yet (unless an RNR wait holds them),
- * or its timer due. Lockless.
+ * Responses to take, WQEs or packets not sent yet (unless an RNR wait
+ * holds them), or its timer due. Lockless.
  */
 static inline bool hca_wire_has_work(struct hca_qp *qp)
 {
 	struct hca_engine_qp *e = qp->eng;
+	struct hca_wire_req *r = &e->wire_mem->req;
 	s64 until = READ_ONCE(e->wait_until);
 
 	if (!skb_queue_empty_lockless(&e->wire_rsp))
 		return true;
 	if (until && ktime_get_ns() >= until)
 		return true;
+	/* New WQEs, or a flight the window stopped half-way (cur < nfl). */
 	return READ_ONCE(e->wait_kind) != HCA_WAIT_RNR &&
 	       READ_ONCE(qp->state) == HCA_QPS_RTS &&
-	       hca_sq_posted(qp) != READ_ONCE(e->wire_mem->req.sq_sent);
+	       (hca_sq_posted(qp) != READ_ONCE(r->sq_sent) ||
+		READ_ONCE(r->cur) != READ_ONCE(r->nfl));
 }
 
 /* engine.c: at RTR, at RESET, at DESTROY_QP (both locks held for reset). */

@@ -3,8 +3,9 @@
  * softhca HCA model: RC packets from the wire, and the responder. The
  * receive path (wire_net.c) hands every RC packet here, in the engine's
  * process context: responses (ACK, READ responses, atomic ACKs) are queued
- * for the QP's executor (wire_comp.c), requests are executed here under
- * the QP's resp_lock.
+ * for the QP's completer (wire_comp.c), which takes them at once unless
+ * an executor has the QP; requests are executed here under the QP's
+ * resp_lock.
  *
  * The responder takes requests in PSN order only: a PSN ahead of the one
  * expected is answered with one PSN sequence error NAK (go back N), one
@@ -179,6 +180,18 @@ static void hca_wire_resp_msg_done(struct hca_wire_resp *rs)
 
 /* ---- requests ------------------------------------------------------------- */
 
+/* No receive WQE for @pkt: an RNR NAK with the QP's timer (true). */
+static bool hca_wire_resp_rnr(struct hca_qp *qp, const struct hca_wire_pkt *pkt)
+{
+	if (!hca_rq_is_empty(qp))
+		return false;
+	hca_count(qp->eng->resp_cnt, HCA_QCNT_RNR_NAKS_SENT, 1);
+	hca_count(qp->eng->resp_cnt, HCA_QCNT_OUT_OF_BUFFER, 1);
+	hca_wire_send_ack(qp, HCA_AETH_RNR_NAK |
+			  hca_resp_attrs_get(qp)->min_rnr_timer, pkt->h.psn);
+	return true;
+}
+
 static void hca_wire_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			       const struct hca_wire_pkt *pkt)
 {
@@ -191,14 +204,8 @@ static void hca_wire_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		return;
 	}
 	if (pkt->op->flags & HCA_WF_FIRST) {
-		if (hca_rq_is_empty(qp)) {
-			hca_count(qp->eng->resp_cnt, HCA_QCNT_RNR_NAKS_SENT, 1);
-			hca_count(qp->eng->resp_cnt, HCA_QCNT_OUT_OF_BUFFER, 1);
-			hca_wire_send_ack(qp, HCA_AETH_RNR_NAK |
-					  hca_resp_attrs_get(qp)->min_rnr_timer,
-					  pkt->h.psn);
+		if (hca_wire_resp_rnr(qp, pkt))
 			return;
-		}
 		rs->msg = HCA_WF_SEND;
 		rs->msg_off = 0;
 		hca_count(qp->eng->resp_cnt, HCA_QCNT_RX_REQUESTS, 1);
@@ -280,14 +287,8 @@ static void hca_wire_resp_write(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	 * With an immediate: a receive WQE, checked before anything of the
 	 * packet is taken, so the packet sent again finds the same state.
 	 */
-	if (last && imm && hca_rq_is_empty(qp)) {
-		hca_count(qp->eng->resp_cnt, HCA_QCNT_RNR_NAKS_SENT, 1);
-		hca_count(qp->eng->resp_cnt, HCA_QCNT_OUT_OF_BUFFER, 1);
-		hca_wire_send_ack(qp, HCA_AETH_RNR_NAK |
-				  hca_resp_attrs_get(qp)->min_rnr_timer,
-				  pkt->h.psn);
+	if (last && imm && hca_wire_resp_rnr(qp, pkt))
 		return;
-	}
 	if ((pkt->op->flags & HCA_WF_FIRST) &&
 	    !hca_wire_resp_write_begin(ctx, qp, pkt))
 		return;
@@ -555,8 +556,31 @@ static bool hca_wire_rsp_queue(struct hca_qp *qp, struct hca_wire_pkt *pkt)
 	cb->syndrome = pkt->h.aeth.syndrome;
 	cb->orig = pkt->h.atomic_orig;
 	skb_queue_tail(&e->wire_rsp, pkt->skb);
-	hca_qp_run_later(qp);
 	return true;
+}
+
+/*
+ * Take the queued responses now if no executor has the QP: the requests
+ * behind them on the wire are executed at once, and a reply's receive CQE
+ * must not come before the send CQE its ACK completes (engine.md "CQE
+ * order"). An executor that has it, or a window they opened, gets the QP
+ * run.
+ */
+static void hca_wire_rsp_now(struct hca_exec_ctx *ctx, struct hca_qp *qp)
+{
+	struct hca_engine_qp *e = qp->eng;
+	enum hca_qp_state state;
+
+	if (mutex_trylock(&e->exec_lock)) {
+		state = READ_ONCE(qp->state);
+		if (e->wire && (state == HCA_QPS_RTS || state == HCA_QPS_SQD))
+			hca_wire_comp_drain(ctx, qp, hca_sq_posted(qp));
+		mutex_unlock(&e->exec_lock);
+		if (READ_ONCE(qp->sq_ci) == hca_sq_posted(qp) ||
+		    !hca_wire_has_work(qp))
+			return;
+	}
+	hca_qp_run_later(qp);
 }
 
 /* Is the packet from the QP's peer, to the address the QP sends from? */
@@ -584,9 +608,11 @@ void hca_wire_rc_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 	if (qp->type->tp != SOFTHCA_TP_RC || !wq)
 		goto put;
 	if (!(pkt->op->flags & HCA_WF_REQUEST)) {
-		/* No lock: the executor takes it from the queue. */
+		/* Queued first: an executor may be taking the queue. */
 		if (hca_wire_from_peer(wq, pkt))
 			queued = hca_wire_rsp_queue(qp, pkt);
+		if (queued)
+			hca_wire_rsp_now(ctx, qp);
 		goto put;
 	}
 	mutex_lock(&e->resp_lock);
