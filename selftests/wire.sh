@@ -38,36 +38,11 @@ param=/sys/module/softhca/parameters
 had_shca0=0
 # shellcheck source=selftests/lib/tools.sh
 . "$here/lib/tools.sh"
+# shellcheck source=selftests/lib/wire_bed.sh
+. "$here/lib/wire_bed.sh"
 
-far() { ip netns exec far "$@"; }
-near() { ip netns exec near "$@"; }
-
-restore() {
-	jobs -p | xargs -r kill -9 2>/dev/null
-	wait 2>/dev/null
-	echo 0 >"$param/force_wire"
-	echo 1024 >"$param/wire_rx_queue_len"
-	rdma link del rxe0 2>/dev/null
-	far rdma link del shca9 2>/dev/null
-	near rdma link del shca8 2>/dev/null
-	ip -n far link set veth0 netns $$ 2>/dev/null
-	ip -n near link set veth1 netns $$ 2>/dev/null
-	ip netns del far 2>/dev/null
-	ip netns del near 2>/dev/null
-	ip addr replace 198.18.0.1/24 dev veth0 && ip link set veth0 up
-	ip addr replace 198.18.0.2/24 dev veth1 && ip link set veth1 up
-	if [ "$had_shca0" = 1 ] && ! rdma dev show shca0 >/dev/null 2>&1; then
-		rdma link add shca0 type softhca netdev veth0
-	fi
-	rm -rf "$out"
-}
-trap restore EXIT
-
-# stat DEV COUNTER [NS]: one port counter of DEV.
-stat() {
-	${3:+ip netns exec "$3"} rdma statistic show link "$1/1" |
-		awk -v c="$2" '{ for (i = 1; i < NF; i++) if ($i == c) print $(i + 1) }'
-}
+trap 'wire_bed_restore; rm -rf "$out"' EXIT
+stat() { wire_stat "$@"; }
 
 # gid6 DEV: index of DEV's RoCE v2 link-local IPv6 GID.
 gid6() {
@@ -93,14 +68,9 @@ wait_tcp() { # NS-PREFIX... PORT
 }
 
 bed_up() {
-	ip netns add far && ip link set veth0 netns far &&
-		ip -n far addr add 198.18.0.1/24 dev veth0 &&
-		ip -n far link set lo up && ip -n far link set veth0 up &&
-		far rdma link add shca9 type softhca netdev veth0 &&
-		rdma link add rxe0 type rxe netdev veth1 || return 1
+	wire_bed_far && wire_bed_rxe || return 1
 	for _ in $(seq 200); do
-		g9=$(gid_index shca9 198.18.0.1) && gx=$(gid_index rxe0 198.18.0.2) &&
-			g96=$(gid6 shca9) && gx6=$(gid6 rxe0) && return 0
+		g96=$(gid6 shca9) && gx6=$(gid6 rxe0) && return 0
 		sleep 0.05
 	done
 	return 1
@@ -301,11 +271,7 @@ fi
 
 # Two softhca devices, each in its namespace: the local fabric between
 # them, unless force_wire.
-rdma link del rxe0
-if ip netns add near && ip link set veth1 netns near &&
-   ip -n near addr add 198.18.0.2/24 dev veth1 && ip -n near link set lo up &&
-   ip -n near link set veth1 up && near rdma link add shca8 type softhca netdev veth1; then
-	for _ in $(seq 200); do g8=$(gid_index shca8 198.18.0.2) && break; sleep 0.05; done
+if wire_bed_near; then
 	for fw in 0 1; do
 		echo "$fw" >"$param/force_wire"
 		read -r -a b0 <<<"$(counts shca9 far)"

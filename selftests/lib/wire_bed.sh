@@ -16,17 +16,21 @@ wire_stat() {
 		awk -v c="$2" '{ for (i = 1; i < NF; i++) if ($i == c) print $(i + 1) }'
 }
 
-wire_bed_far() {
-	ip netns add far && ip link set veth0 netns far &&
-		ip -n far addr add 198.18.0.1/24 dev veth0 &&
-		ip -n far link set lo up && ip -n far link set veth0 up &&
-		far rdma link add shca9 type softhca netdev veth0 || return 1
+# wire_bed_ns NS VETH IP DEV: VETH into NS with IP, softhca DEV made on it
+# there; prints DEV's GID index of IP once ib_core has it.
+wire_bed_ns() {
+	ip netns add "$1" && ip link set "$2" netns "$1" &&
+		ip -n "$1" addr add "$3/24" dev "$2" &&
+		ip -n "$1" link set lo up && ip -n "$1" link set "$2" up &&
+		ip netns exec "$1" rdma link add "$4" type softhca netdev "$2" || return 1
 	for _ in $(seq 200); do
-		g9=$(gid_index shca9 198.18.0.1) && return 0
+		gid_index "$4" "$3" && return 0
 		sleep 0.05
 	done
 	return 1
 }
+
+wire_bed_far() { g9=$(wire_bed_ns far veth0 198.18.0.1 shca9); }
 
 wire_bed_rxe() {
 	rdma link add rxe0 type rxe netdev veth1 || return 1
@@ -42,21 +46,14 @@ wire_bed_rxe() {
 # veth1 into "near" with shca8 (rxe0 goes first if it is there).
 wire_bed_near() {
 	rdma link del rxe0 2>/dev/null
-	ip netns add near && ip link set veth1 netns near &&
-		ip -n near addr add 198.18.0.2/24 dev veth1 &&
-		ip -n near link set lo up && ip -n near link set veth1 up &&
-		near rdma link add shca8 type softhca netdev veth1 || return 1
-	for _ in $(seq 200); do
-		g8=$(gid_index shca8 198.18.0.2) && return 0
-		sleep 0.05
-	done
-	return 1
+	g8=$(wire_bed_ns near veth1 198.18.0.2 shca8)
 }
 
 wire_bed_restore() {
 	jobs -p | xargs -r kill -9 2>/dev/null
 	wait 2>/dev/null
 	echo 0 >/sys/module/softhca/parameters/force_wire
+	echo 1024 >/sys/module/softhca/parameters/wire_rx_queue_len
 	rdma link del rxe0 2>/dev/null
 	far rdma link del shca9 2>/dev/null
 	near rdma link del shca8 2>/dev/null
