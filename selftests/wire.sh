@@ -165,6 +165,9 @@ wire_row "ibv_ud_pingpong over IPv6 link-local GIDs, rxe0 server, size 256 x $pp
 tcpdump -i veth1 -U -w "$out/cap.pcap" udp port 4791 2>"$out/td" &
 tdp=$!
 for _ in $(seq 100); do grep -q listening "$out/td" && break; sleep 0.05; done
+# "listening" comes before the capture is sure to see packets: the run of
+# 100 round trips takes only tens of ms on a quiet host (a row saw none).
+sleep 1
 pingpong capture 700 100 far shca9 "$g9" - rxe0 "$gx" 198.18.0.1
 capok=$?
 sleep 0.5
