@@ -82,7 +82,8 @@ struct shared {
 	volatile int failed;
 	char why[8][512];
 	unsigned long rounds[8];
-	double median_us[4];
+	double median_us[5];
+	volatile int mode;
 };
 
 static struct shared *shared_new(unsigned int parties)
@@ -373,6 +374,7 @@ TEST_F_TIMEOUT(scale, hints_are_untrusted, 120)
 
 #define FLOOD_QPS	10000
 #define VICTIM_ROUNDS	3000
+#define FLOOD_HINTS	1	/* shared.mode: the flooder rings its hints */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -381,19 +383,31 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The median round trip of @n on @s's pair 0, in microseconds; < 0: lost. */
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/*
+ * The median round trip of @n on @s's pair 0, in microseconds (timed in
+ * nanoseconds: a 7 us figure in whole microseconds makes 2x a coin toss);
+ * < 0: lost.
+ */
 static double median_rtt(struct qpset *s, int n)
 {
 	double *v = calloc((size_t)n, sizeof(*v)), m;
 
 	for (int i = 0; i < n; i++) {
-		uint64_t t = rc_now_us();
+		double t = now_ns();
 
 		if (qpset_round_trip(s, 0, 8, RT_MS)) {
 			free(v);
 			return -1;
 		}
-		v[i] = (double)(rc_now_us() - t);
+		v[i] = (now_ns() - t) / 1e3;
 	}
 	qsort(v, (size_t)n, sizeof(*v), cmp_double);
 	m = v[n / 2];
@@ -405,6 +419,7 @@ static void flooder_proc(struct shared *sh)
 {
 	struct qpset_cfg c = { .nqp = FLOOD_QPS, .ncq = FLOOD_QPS / 2,
 			       .depth = 1, .buf_size = 1 << 16 };
+	static struct softhca_db_area shadow;
 	uint64_t t0 = rc_now_us();
 	struct softhca_db_area *db;
 	struct qpset s;
@@ -418,14 +433,22 @@ static void flooder_proc(struct shared *sh)
 	db = to_sctx(s.ctx)->db;
 	sh->median_us[3] = (double)(rc_now_us() - t0);
 	pthread_barrier_wait(&sh->barrier);	/* set up: victim, quiet */
-	pthread_barrier_wait(&sh->barrier);	/* victim measured: flood */
+	pthread_barrier_wait(&sh->barrier);	/* victim measured: busy */
 	while (!sh->stop) {
 		/* A real round trip keeps the area watched (or calling)... */
 		if (qpset_round_trip(&s, 0, 8, RT_MS)) {
 			fail(sh, 0, qpset_err);
 			break;
 		}
-		/* ...and every QP's hint rung, with nothing behind it. */
+		if (sh->mode != FLOOD_HINTS) {
+			/* ...the same stores where no engine looks... */
+			memset(shadow.slot, 1, sizeof(shadow.slot));
+			memset(shadow.group, 1, sizeof(shadow.group));
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			sh->rounds[1]++;
+			continue;
+		}
+		/* ...or every QP's hint rung, with nothing behind it. */
 		memset(db->slot, 1, sizeof(db->slot));
 		memset(db->group, 1, sizeof(db->group));
 		for (int t = 0; t < SOFTHCA_DB_MAX_THREADS; t++)
@@ -455,7 +478,12 @@ static void victim_proc(struct shared *sh)
 	}
 	pthread_barrier_wait(&sh->barrier);
 	if (ok) {
-		/* Let the flood start, then measure through it. */
+		/* The flooder busy without hints: what its CPU alone costs. */
+		while (sh->rounds[1] < 20 && !sh->failed)
+			usleep(1000);
+		sh->median_us[4] = median_rtt(&s, VICTIM_ROUNDS);
+		/* Then let the flood start, and measure through it. */
+		sh->mode = FLOOD_HINTS;
 		while (sh->rounds[0] < 20 && !sh->failed)
 			usleep(1000);
 		sh->median_us[1] = median_rtt(&s, VICTIM_ROUNDS);
@@ -473,7 +501,7 @@ TEST_F_TIMEOUT(scale, flood_costs_only_the_flooder, 600)
 {
 	bool own_cpus = sysconf(_SC_NPROCESSORS_ONLN) >= 4;
 	struct shared *shm = shared_new(2);
-	double quiet, flood, after;
+	double quiet, busy, flood, after, best;
 	char yield[32];
 	pid_t pids[2];
 
@@ -503,20 +531,39 @@ TEST_F_TIMEOUT(scale, flood_costs_only_the_flooder, 600)
 	quiet = shm->median_us[0];
 	flood = shm->median_us[1];
 	after = shm->median_us[2];
+	busy = shm->median_us[4];
 	TH_LOG("flooder: %d QPs created and connected in %.1f s",
 	       FLOOD_QPS, shm->median_us[3] / 1e6);
-	TH_LOG("victim round trip: %.1f us quiet, %.1f us while %lu floods of %d hints, %.1f us after",
-	       quiet, flood, shm->rounds[0], FLOOD_QPS, after);
+	TH_LOG("victim round trip: %.2f us quiet, %.2f us beside a busy neighbour, %.2f us while %lu floods of %d hints, %.2f us after",
+	       quiet, busy, flood, shm->rounds[0], FLOOD_QPS, after);
 	ASSERT_LT(0, quiet);
+	ASSERT_LT(0, busy);
 	ASSERT_LT(0, after);
 	ASSERT_LT(0, flood);
 	/* A host that slowed us down by itself says nothing about fairness. */
 	if (after > 2 * quiet || quiet > 2 * after)
 		SKIP(return, "host contention: quiet %.1f us before, %.1f us after",
 		     quiet, after);
-	/* Against the better of the two quiet figures. */
-	EXPECT_LT(flood, 2 * (quiet < after ? quiet : after));
+	best = quiet < after ? quiet : after;
+	/*
+	 * The hints, not the flooder's CPU, are what the engine must not let
+	 * cost the victim: against the same neighbour busy without them.
+	 */
+	EXPECT_LT(flood, 2 * busy);
+	/*
+	 * And where the flooder's CPU is its own (busy near quiet), against
+	 * the quiet figure itself. A VM with more vCPUs than the host has
+	 * cores (CI: 4 on 2) makes the busy figure alone up to 2x quiet.
+	 */
+	if (busy < 1.25 * best) {
+		EXPECT_LT(flood, 2 * best);
+	} else {
+		TH_LOG("the neighbour's CPU alone cost the victim %.2fx: flood compared with busy only",
+		       busy / best);
+	}
 }
+
+
 
 /* ---- more than one engine thread ------------------------------------------ */
 
