@@ -447,6 +447,19 @@ enum hca_q_counter {
 	HCA_QCNT_OUT_OF_BUFFER,		/* no receive WQE (mlx5's out_of_buffer) */
 	HCA_QCNT_RX_QKEY_DROPS,		/* a Q_Key that is not the QP's */
 	HCA_QCNT_RX_LEN_DROPS,		/* longer than the receive WQE */
+	/* RC on the wire: NAKs by kind (sent: responder, received: requester). */
+	HCA_QCNT_SEQ_NAKS_SENT,		/* PSN sequence error */
+	HCA_QCNT_SEQ_NAKS_RCVD,
+	HCA_QCNT_INV_REQ_NAKS_SENT,	/* invalid (RD) request */
+	HCA_QCNT_INV_REQ_NAKS_RCVD,
+	HCA_QCNT_REM_ACCESS_NAKS_SENT,
+	HCA_QCNT_REM_ACCESS_NAKS_RCVD,
+	HCA_QCNT_REM_OP_NAKS_SENT,
+	HCA_QCNT_REM_OP_NAKS_RCVD,
+	HCA_QCNT_OUT_OF_SEQUENCE,	/* responder: packets past the ePSN */
+	HCA_QCNT_DUPLICATE_REQUEST,	/* responder: packets behind the ePSN */
+	/* requester: a READ/atomic response skipped (IBTA 9.7.5.1.4) */
+	HCA_QCNT_IMPLIED_NAK_SEQ_ERR,
 	HCA_QCNT_NUM
 };
 

@@ -153,5 +153,7 @@ void hca_wire_req_timer(struct hca_qp *qp);
 
 /* wire_resp.c: answers (ACK, NAK) to the peer. */
 void hca_wire_send_ack(struct hca_qp *qp, u8 syndrome, u32 psn);
+/* Count NAK @syndrome (AETH) into @cnt: sent by a responder or received. */
+void hca_wire_count_nak(u64 *cnt, u8 syndrome, bool sent);
 
 #endif

@@ -39,6 +39,35 @@ static void hca_wire_hdr_to_peer(struct hca_wire_hdr *h,
 	h->psn = psn;
 }
 
+/* The Q counters of each NAK code: sent (responder), received (requester). */
+static const struct {
+	u8 sent, rcvd;
+} hca_wire_nak_counter[] = {
+	[HCA_NAK_PSN_SEQ_ERR] = { HCA_QCNT_SEQ_NAKS_SENT,
+				  HCA_QCNT_SEQ_NAKS_RCVD },
+	[HCA_NAK_INVALID_REQUEST] = { HCA_QCNT_INV_REQ_NAKS_SENT,
+				      HCA_QCNT_INV_REQ_NAKS_RCVD },
+	[HCA_NAK_REMOTE_ACCESS] = { HCA_QCNT_REM_ACCESS_NAKS_SENT,
+				    HCA_QCNT_REM_ACCESS_NAKS_RCVD },
+	[HCA_NAK_REMOTE_OP_ERR] = { HCA_QCNT_REM_OP_NAKS_SENT,
+				    HCA_QCNT_REM_OP_NAKS_RCVD },
+	[HCA_NAK_INVALID_RD_REQUEST] = { HCA_QCNT_INV_REQ_NAKS_SENT,
+					 HCA_QCNT_INV_REQ_NAKS_RCVD },
+};
+
+void hca_wire_count_nak(u64 *cnt, u8 syndrome, bool sent)
+{
+	u8 value = syndrome & HCA_AETH_VALUE_MASK;
+
+	/* A reserved code (a hole: sent 0) is not counted. */
+	if ((syndrome & HCA_AETH_KIND_MASK) != HCA_AETH_NAK ||
+	    value >= ARRAY_SIZE(hca_wire_nak_counter) ||
+	    !hca_wire_nak_counter[value].sent)
+		return;
+	hca_count(cnt, sent ? hca_wire_nak_counter[value].sent :
+			      hca_wire_nak_counter[value].rcvd, 1);
+}
+
 void hca_wire_send_ack(struct hca_qp *qp, u8 syndrome, u32 psn)
 {
 	struct hca_wire_qp *wq = qp->eng->wire;
@@ -46,6 +75,7 @@ void hca_wire_send_ack(struct hca_qp *qp, u8 syndrome, u32 psn)
 	struct sk_buff *skb;
 	u8 *payload;
 
+	hca_wire_count_nak(qp->eng->resp_cnt, syndrome, true);
 	hca_wire_hdr_to_peer(&h, wq, HCA_WOP_ACK, psn);
 	h.aeth.syndrome = syndrome;
 	h.aeth.msn = wq->resp.msn;
@@ -510,10 +540,12 @@ static void hca_wire_resp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	}
 	d = hca_psn_diff(pkt->h.psn, rs->epsn);
 	if (d < 0) {
+		hca_count(e->resp_cnt, HCA_QCNT_DUPLICATE_REQUEST, 1);
 		hca_wire_resp_duplicate(ctx, qp, pkt);
 		return;
 	}
 	if (d > 0) {
+		hca_count(e->resp_cnt, HCA_QCNT_OUT_OF_SEQUENCE, 1);
 		/* One NAK per gap: the requester goes back to epsn. */
 		if (!rs->nak_sent)
 			hca_wire_send_ack(qp, HCA_AETH_NAK |
