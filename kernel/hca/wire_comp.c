@@ -72,6 +72,22 @@ static void hca_wire_flight_pop(struct hca_qp *qp, struct hca_wire_req *r)
 }
 
 /* The oldest flight completed: its CQE, fresh retry counters. */
+/*
+ * Something new was acknowledged or answered: the transport retries start
+ * again (retry_cnt counts timeouts without progress: a 1 MiB message at
+ * 5 % loss may need more than 7 in all), no probe, no rewind pending.
+ */
+static void hca_wire_comp_progress(struct hca_qp *qp, bool *progress)
+{
+	struct hca_engine_qp *e = qp->eng;
+	struct hca_wire_req *r = &e->wire->req;
+
+	e->retry_left = hca_path_get(qp)->retry_cnt;
+	r->rewind_pending = false;
+	r->probe = false;
+	*progress = true;
+}
+
 static void hca_wire_comp_done(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			       bool *progress)
 {
@@ -86,11 +102,8 @@ static void hca_wire_comp_done(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	/* Its wait (and SQD's "started") ends with the last flight. */
 	hca_sq_complete_one(qp, hca_wire_flight_wqe(ctx, f));
 	hca_wire_flight_pop(qp, r);
-	e->retry_left = p->retry_cnt;
 	e->rnr_left = p->rnr_retry;
-	r->rewind_pending = false;
-	r->probe = false;
-	*progress = true;
+	hca_wire_comp_progress(qp, progress);
 }
 
 void hca_wire_comp_fail(struct hca_exec_ctx *ctx, struct hca_qp *qp,
@@ -105,14 +118,22 @@ void hca_wire_comp_fail(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	hca_wire_flight_pop(qp, r);
 }
 
-/* Go back N to @psn, once until something progresses. */
-static void hca_wire_comp_rewind(struct hca_qp *qp, u32 psn)
+/* Go back N to @psn, once until something progresses; true: went back. */
+static bool hca_wire_comp_rewind(struct hca_qp *qp, u32 psn)
 {
 	struct hca_wire_req *r = &qp->eng->wire->req;
 
 	if (r->rewind_pending && r->rewound == psn)
-		return;
+		return false;
 	hca_wire_req_rewind(qp, psn);
+	return true;
+}
+
+/* A READ or atomic response that never came, seen by what came after. */
+static void hca_wire_comp_implied_nak(struct hca_qp *qp, u32 psn)
+{
+	if (hca_wire_comp_rewind(qp, psn))
+		hca_count(qp->eng->req_cnt, HCA_QCNT_IMPLIED_NAK_SEQ_ERR, 1);
 }
 
 /*
@@ -134,17 +155,15 @@ static void hca_wire_comp_ack_upto(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		if (hca_wire_flight_is_rd(f)) {
 			/* Acknowledged past it: its response was lost. */
 			if (d >= (s32)f->npkts)
-				hca_wire_comp_rewind(qp, hca_psn_add(f->psn,
-								     f->acked));
+				hca_wire_comp_implied_nak(qp,
+					hca_psn_add(f->psn, f->acked));
 			return;
 		}
 		acked = min_t(u32, d + 1, f->npkts);
 		if (acked > f->acked) {
 			f->acked = acked;
-			r->probe = false;
-			r->rewind_pending = false;
+			hca_wire_comp_progress(qp, progress);
 			hca_wire_req_sync(r);
-			*progress = true;
 		}
 		if (f->acked < f->npkts)
 			return;
@@ -202,6 +221,7 @@ static void hca_wire_comp_aeth(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		return;
 	}
 	hca_wire_comp_ack_upto(ctx, qp, before, progress);
+	hca_wire_count_nak(qp->eng->req_cnt, cb->syndrome, false);
 	if (kind == HCA_AETH_RNR_NAK) {
 		hca_wire_comp_rnr(ctx, qp, cb->psn, value);
 	} else if (kind != HCA_AETH_NAK) {
@@ -277,7 +297,7 @@ static void hca_wire_comp_read(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	hca_sgl_put(&w->local);
 	hca_count(qp->eng->req_cnt, HCA_QCNT_RX_BYTES, want);
 	f->acked++;
-	*progress = true;
+	hca_wire_comp_progress(qp, progress);
 	if (f->acked == f->npkts)
 		hca_wire_comp_done(ctx, qp, progress);
 }
@@ -328,7 +348,7 @@ static void hca_wire_comp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	una = hca_psn_add(r->fl[r->head].psn, r->fl[r->head].acked);
 	d = hca_psn_diff(cb->psn, una);
 	if (d > 0)
-		hca_wire_comp_rewind(qp, una);
+		hca_wire_comp_implied_nak(qp, una);
 	if (d)
 		return;
 	if (op->flags & HCA_WF_ATOMIC)
