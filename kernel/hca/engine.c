@@ -1028,6 +1028,11 @@ void hca_engine_qp_send_rung(struct hca_qp *qp)
 	smp_rmb();
 	if (READ_ONCE(qp->state) != HCA_QPS_RTS || READ_ONCE(qp->sq_ci) == rung)
 		return;
+	/* Its engine thread sends a wire QP's packets (hca_run_qp()). */
+	if (READ_ONCE(qp->eng->wire)) {
+		hca_qp_run_later(qp);
+		return;
+	}
 	ctx = hca_ctx_get(eh);
 	if (!ctx)
 		return;

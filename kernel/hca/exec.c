@@ -280,6 +280,16 @@ bool hca_run_qp(struct hca_exec_ctx *ctx, struct hca_qp *qp)
 	struct hca_engine_qp *e = qp->eng;
 	bool flush = false, more = false, progress;
 
+	/*
+	 * A wire QP's packets leave from its engine thread only: sent from
+	 * two CPUs they may overtake each other in the stack (veth queues
+	 * each on the sending CPU's backlog) and every overtaking costs a
+	 * sequence NAK and a go-back-N.
+	 */
+	if (unlikely(READ_ONCE(e->wire)) && !ctx->is_thread) {
+		hca_qp_run_later(qp);
+		return false;
+	}
 	if (!mutex_trylock(&e->exec_lock)) {
 		hca_qp_run_later(qp);
 		return false;
