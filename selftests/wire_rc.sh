@@ -27,56 +27,6 @@ had_shca0=0
 
 trap 'wire_bed_restore; rm -rf "$out"' EXIT
 
-# wait_port PORT NS: a TCP listener on PORT in NS ("-": initial).
-wait_port() {
-	local pre=()
-	[ "$2" = - ] || pre=(ip netns exec "$2")
-	for _ in $(seq 200); do
-		"${pre[@]}" ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
-# xrun NAME CHECK SRV_NS CLI_NS ADDR SERVER_CMD... -- CLIENT_CMD...: both
-# get "-p PORT", the client ADDR last; CHECK a check_* command line; shca9's
-# wire counters must grow.
-xrun() {
-	local name=$1 check=$2 sns=$3 cns=$4 addr=$5; shift 5
-	local srv=() cli=() spre=() cpre=() spid c s sum='' r tx0 tx1
-	while [ "$1" != -- ]; do srv+=("$1"); shift; done
-	shift
-	cli=("$@")
-	[ "$sns" = - ] || spre=(ip netns exec "$sns")
-	[ "$cns" = - ] || cpre=(ip netns exec "$cns")
-	port=$((port + 1))
-	tx0=$(wire_stat shca9 wire_tx_packets far)
-	timeout -k 5 "$tmo" "${spre[@]}" "${srv[@]}" -p "$port" >"$out/srv" 2>&1 &
-	spid=$!
-	wait_port "$port" "$sns" || sleep 1
-	timeout -k 5 "$tmo" "${cpre[@]}" "${cli[@]}" -p "$port" "$addr" >"$out/cli" 2>&1
-	c=$?
-	wait "$spid"
-	s=$?
-	tx1=$(wire_stat shca9 wire_tx_packets far)
-	r=1
-	if [ "$c" = 0 ] && [ "$s" = 0 ]; then
-		# shellcheck disable=SC2086 # CHECK is a command line
-		sum=$($check "$out/cli")
-		r=$?
-		[ $((tx1 - tx0)) -gt 0 ] || { sum="shca9 sent no wire packet"; r=1; }
-	fi
-	case $r in
-	0) ok "$name # $sum; shca9 sent $((tx1 - tx0)) packets" ;;
-	2) ok "$name # SKIP $sum" ;;
-	*)
-		echo "# $name: client exit $c, server exit $s; $sum"
-		sed 's/^/# client: /' "$out/cli" | tail -n 8
-		sed 's/^/# server: /' "$out/srv" | tail -n 8
-		nok "$name" ;;
-	esac
-}
-
 echo "TAP version 13"
 for t in tcpdump tshark rping ibv_rc_pingpong ib_send_lat; do
 	command -v "$t" >/dev/null || { echo "1..0 # SKIP $t is not installed (scripts/deps)"; exit 0; }
