@@ -80,13 +80,14 @@ meet() {
 	wait_file "$D/$other.$1" "$meet_tmo" || bail "guest $other never reached $1"
 }
 
-# counts: "tx rx" packets of this guest's device on the wire.
+# counts: "tx rx" packets of this guest's device on the wire; all its
+# port counters stay in $out/stat.
 counts() {
-	if [ "$kind" = softhca ]; then
-		echo "$(wire_stat "$dev" wire_tx_packets h) $(wire_stat "$dev" wire_rx_packets h)"
-	else
-		echo "$(wire_stat "$dev" sent_pkts) $(wire_stat "$dev" rcvd_pkts)"
-	fi
+	local tx=wire_tx_packets rx=wire_rx_packets
+	[ "$kind" = softhca ] || tx=sent_pkts rx=rcvd_pkts
+	"${pre[@]}" rdma statistic show link "$dev/1" >"$out/stat"
+	awk -v t=$tx -v r=$rx '{ for (i = 1; i < NF; i++) { if ($i == t) a = $(i + 1); if ($i == r) b = $(i + 1) } }
+		END { print a + 0, b + 0 }' "$out/stat"
 }
 
 # make_softhca NAME / make_rxe: this guest's device on eth0; 0 once its
@@ -207,7 +208,11 @@ row() {
 		fi
 	fi
 	read -r -a c1 <<<"$(counts)"
-	cp "$out/log" "$D/$role.$id.log"
+	{
+		cat "$out/log"
+		echo "counters of $dev after the row (non-zero):"
+		awk '{ for (i = 3; i < NF; i += 2) if ($(i + 1) != 0) printf " %s %s", $i, $(i + 1); print "" }' "$out/stat"
+	} >"$D/$role.$id.log"
 	put "$id.res" "$st $v $((c1[0] - c0[0])) $((c1[1] - c0[1])) $sum"
 	[ "$role" = a ] && report "$label" "$id" "$want"
 	return 0
@@ -240,8 +245,8 @@ report() {
 	fi
 	echo "# $label: a exit $sa, b exit $sb (124: timed out after ${tmo}s); check $v: $sum"
 	echo "# $pk (want $want each way)"
-	sed 's/^/# a: /' "$D/a.$id.log" | tail -n 8
-	sed 's/^/# b: /' "$D/b.$id.log" | tail -n 8
+	sed 's/^/# a: /' "$D/a.$id.log" | tail -n 10
+	sed 's/^/# b: /' "$D/b.$id.log" | tail -n 10
 	nok "$label"
 }
 
