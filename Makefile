@@ -23,7 +23,7 @@ SELFTEST_BINS := $(patsubst selftests/%.c,$(B)/selftests/%,$(SELFTEST_SRCS))
 SELFTEST_LIB := $(wildcard selftests/lib/*.c)
 SELFTEST_LIBHDR := $(wildcard selftests/lib/*.h)
 
-.PHONY: all deps module user selftests unit tools check demo bench checkpatch clean provider-aarch64
+.PHONY: all deps module user selftests unit tools check demo bench wire-bedb checkpatch clean provider-aarch64
 all: module user selftests unit tools
 
 deps:
@@ -89,6 +89,12 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/bench
+
+# The set on bed (b): two guests joined by a socket netdev (Documentation/wire.md).
+# Opt-in: not part of check.
+wire-bedb: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/wire-bedb
 
 checkpatch: $(KSFT)/kselftest_harness.h
 	@scripts/style-checks
