@@ -58,15 +58,6 @@ gid6() {
 	return 1
 }
 
-wait_tcp() { # NS-PREFIX... PORT
-	local p=${*: -1}
-	for _ in $(seq 200); do
-		"${@:1:$#-1}" ss -Hltn "sport = :$p" 2>/dev/null | grep -q . && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 bed_up() {
 	wire_bed_far && wire_bed_rxe || return 1
 	for _ in $(seq 200); do
@@ -94,7 +85,7 @@ pingpong() {
 	timeout -k 5 "$tmo" "${spre[@]}" ibv_ud_pingpong -d "$sd" -g "$sg" -s "$s" \
 		-n "$iters" -c -p "$port" >"$out/srv" 2>&1 &
 	srv=$!
-	wait_tcp "${spre[@]}" "$port" || sleep 1
+	wait_port "$port" "$sns" || sleep 1
 	timeout -k 5 "$tmo" "${cpre[@]}" ibv_ud_pingpong -d "$cd" -g "$cg" -s "$s" \
 		-n "$iters" -c -p "$port" "$addr" >"$out/cli" 2>&1
 	c=$?
@@ -221,7 +212,7 @@ port=$((port + 1))
 timeout -k 5 "$tmo" ip netns exec far ibv_ud_pingpong -d shca9 -g "$g9" -s 512 -n "$pp_n" -c \
 	-p "$port" >"$out/srv" 2>&1 &
 srv=$!
-wait_tcp ip netns exec far "$port" || sleep 1
+wait_port "$port" far || sleep 1
 timeout -k 5 "$tmo" ibv_ud_pingpong -d rxe0 -g "$gx" -s 512 -n "$pp_n" -c -p "$port" \
 	198.18.0.1 >"$out/cli" 2>&1 &
 cli=$!

@@ -22,12 +22,27 @@ trap 'wire_bed_restore; rm -rf "$out"' EXIT
 suites=(rc_ops rc_errors rc_threads rc_stress)
 echo "TAP version 13"
 rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
-echo "1..${#suites[@]}"
+echo "1..$((${#suites[@]} + 1))"
 if ! wire_bed_far || ! wire_bed_near || ! echo 1 >/sys/module/softhca/parameters/force_wire; then
-	for b in "${suites[@]}"; do nok "$b over the wire: the bed"; done
+	for b in "${suites[@]}" unknown_qpn; do nok "$b over the wire: the bed"; done
 	exit 1
 fi
+# RC packets that reach no QP: both devices' unknown-QPN drops.
+unknown_qpn() {
+	echo $(($(wire_stat shca9 wire_rx_unknown_qpn_drops far) +
+		$(wire_stat shca8 wire_rx_unknown_qpn_drops near)))
+}
+
 for b in "${suites[@]}"; do
+	[ "$b" = rc_errors ] && u0=$(unknown_qpn)
 	wire_suite "$b shca9 <-> shca8 over the wire (force_wire)" "shca9 shca8" "$b"
+	[ "$b" = rc_errors ] && u1=$(unknown_qpn)
 done
+# transport_retry_exceeded and route_to_destroyed_qp_times_out send at
+# least a request and two retries each to a QP destroyed on the far end.
+if [ $((u1 - u0)) -ge 6 ]; then
+	ok "RC packets to destroyed QPs counted as wire_rx_unknown_qpn_drops # +$((u1 - u0)) during rc_errors"
+else
+	nok "RC packets to destroyed QPs counted as wire_rx_unknown_qpn_drops # +$((u1 - u0)) during rc_errors, want >= 6"
+fi
 exit "$failed"

@@ -632,13 +632,18 @@ void hca_wire_rc_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 	bool queued = false;
 
 	qp = hca_qp_get(hca, pkt->h.dqpn);
-	if (!qp)
+	if (!qp) {
+		hca_wire_count(hca, HCA_HCNT_WIRE_RX_UNKNOWN_QPN, 1);
 		goto drop;
+	}
 	e = qp->eng;
 	/* e->wire, once set, is freed only with the QP (wire_qp.c). */
 	wq = READ_ONCE(e->wire);
-	if (qp->type->tp != SOFTHCA_TP_RC || !wq)
+	if (qp->type->tp != SOFTHCA_TP_RC || !wq) {
+		/* Not an RC QP on the wire: as if there were none. */
+		hca_wire_count(hca, HCA_HCNT_WIRE_RX_UNKNOWN_QPN, 1);
 		goto put;
+	}
 	if (!(pkt->op->flags & HCA_WF_REQUEST)) {
 		/* Queued first: an executor may be taking the queue. */
 		if (hca_wire_from_peer(wq, pkt))
