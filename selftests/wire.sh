@@ -155,9 +155,11 @@ wire_row "ibv_ud_pingpong over IPv6 link-local GIDs, rxe0 server, size 256 x $pp
 # The capture: 100 round trips of 700 bytes, both directions on veth1.
 tcpdump -i veth1 -U -w "$out/cap.pcap" udp port 4791 2>"$out/td" &
 tdp=$!
-for _ in $(seq 100); do grep -q listening "$out/td" && break; sleep 0.05; done
-# "listening" comes before the capture is sure to see packets: the run of
-# 100 round trips takes only tens of ms on a quiet host (a row saw none).
+# tcpdump can take more than 5 s to start under TCG on a busy host (two
+# rows saw no packet after a 5 s wait); "listening" also comes a little
+# before the capture is sure to see packets, and the run of 100 round
+# trips takes only tens of ms on a quiet host.
+for _ in $(seq 600); do grep -q listening "$out/td" && break; sleep 0.05; done
 sleep 1
 pingpong capture 700 100 far shca9 "$g9" - rxe0 "$gx" 198.18.0.1
 capok=$?
@@ -170,7 +172,7 @@ wait "$tdp"
 # opcode, DETH source QPN and any malformed or expert warning mark.
 tshark -r "$out/cap.pcap" -d udp.port==4791,infiniband -T fields -E separator=, \
 	-e ip.src -e infiniband.bth.opcode -e infiniband.deth.srcqp \
-	-e _ws.malformed -e _ws.expert.severity >"$out/cap.txt" 2>/dev/null
+	-e _ws.malformed -e _ws.expert.severity >"$out/cap.txt" 2>"$out/ts"
 total=$(wc -l <"$out/cap.txt")
 bad=$(awk -F, '$4 != "" || ($5 != "" && $5 >= 6291456)' "$out/cap.txt" | wc -l)
 ops=$(cut -d, -f2 "$out/cap.txt" | sort -u | tr '\n' ' ')
@@ -181,6 +183,8 @@ if [ "$capok" = 0 ] && [ "$total" = 200 ] && [ "$bad" = 0 ] && [ "$ops" = "100 "
 else
 	echo "# packets $total, malformed or warnings $bad, opcodes '$ops', shca9 source QPNs $qpns"
 	head -3 "$out/cap.txt" | sed 's/^/# /'
+	sed 's/^/# tcpdump: /' "$out/td" | tail -n 4
+	sed 's/^/# tshark: /' "$out/ts" | tail -n 4
 	nok "capture on veth1: 200 packets, tshark decodes all as RoCEv2 UD SEND_ONLY, none malformed"
 fi
 

@@ -56,7 +56,8 @@ done
 # Every opcode both ways, captured.
 tcpdump -i veth1 -U -w "$out/cap.pcap" udp port 4791 2>"$out/td" &
 tdp=$!
-for _ in $(seq 100); do grep -q listening "$out/td" && break; sleep 0.05; done
+# tcpdump may take more than 5 s to start under TCG on a busy host.
+for _ in $(seq 600); do grep -q listening "$out/td" && break; sleep 0.05; done
 wire_suite "rc_ops cross_dev: shca9 requester, rxe0 responder" "shca9 rxe0" rc_ops
 wire_suite "rc_ops cross_dev: rxe0 requester, shca9 responder" "rxe0 shca9" rc_ops
 sleep 0.5
