@@ -3,7 +3,9 @@
  * softhca verbs driver: completion queues. The kernel allocates the CQE
  * ring and its doorbell record in one zeroed, page-aligned area that the
  * provider maps (SHCA_MMAP_QUEUE): the ring at offset 0, the DBR at
- * dbr_offset (the end of the ring, 64-byte aligned).
+ * dbr_offset (the end of the ring, 64-byte aligned). RESIZE_CQ replaces
+ * that area with a new one (the model moves the CQEs); MODIFY_CQ sets
+ * the CQ's event moderation.
  */
 #include <linux/log2.h>
 #include <rdma/softhca-abi.h>
@@ -71,6 +73,7 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		goto err_queue;
 	cq->cqn = out.cqn;
 	cq->db_slot = out.db_slot;
+	mutex_init(&cq->resize_lock);
 	/* Issue 4: the EQ handler finds the CQ by its CQN (eq.h). */
 	err = shca_cq_ev_register(sdev, &cq->ev, ibcq, cq->cqn,
 				  attr->comp_vector);
@@ -143,4 +146,100 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 		shca_kcq_destroy(cq);
 	shca_queue_free(cq->queue);
 	return 0;
+}
+
+/* The new queue's first entries are the old one's unconsumed CQEs. */
+static struct shca_mmap_entry *shca_cq_queue_new(struct ib_udata *udata,
+						 u32 cnt)
+{
+	size_t ring_size = size_mul(cnt, SOFTHCA_CQE_SIZE);
+	struct shca_mmap_entry *queue;
+	struct softhca_cqe *ring;
+	u32 i;
+
+	queue = shca_queue_alloc(udata,
+				 PAGE_ALIGN(ring_size +
+					    sizeof(struct softhca_cq_dbr)));
+	if (IS_ERR(queue))
+		return queue;
+	ring = queue->buf;
+	for (i = 0; i < cnt; i++)
+		ring[i].op_own = SOFTHCA_CQE_INVALID << SOFTHCA_CQE_OPCODE_SHIFT;
+	return queue;
+}
+
+/*
+ * ibv_resize_cq. A kernel CQ's consumer state (kverbs.c) is not moved:
+ * -EOPNOTSUPP for those. The response is copied out before the model
+ * switches rings, so a failure after the switch cannot strand the
+ * provider on a ring it does not know.
+ */
+int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibcq->device);
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	struct hca_cmd_modify_cq_in in = {
+		.cqn = cq->cqn, .field_select = HCA_CQ_MODIFY_RESIZE,
+	};
+	struct softhca_resize_cq_resp resp = {};
+	struct hca_cmd_modify_cq_out out;
+	struct shca_mmap_entry *queue;
+	u32 cnt;
+	int err;
+
+	if (!udata || cq->kcq)
+		return -EOPNOTSUPP;
+	if (cqe < 1 || cqe > sdev->caps.max_cqe)
+		return -EINVAL;
+	cnt = roundup_pow_of_two(cqe + 1);
+	queue = shca_cq_queue_new(udata, cnt);
+	if (IS_ERR(queue))
+		return PTR_ERR(queue);
+
+	resp.cqe_cnt = cnt;
+	resp.dbr_offset = cnt * SOFTHCA_CQE_SIZE;
+	resp.mmap_offset = rdma_user_mmap_get_offset(&queue->rdma_entry);
+	resp.mmap_size = queue->size;
+	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+	if (err)
+		goto err_queue;
+
+	in.ring = queue->buf;
+	in.dbr = queue->buf + resp.dbr_offset;
+	in.log_size = ilog2(cnt);
+	/* Two resizes of one CQ at once: ib_uverbs holds it only shared. */
+	mutex_lock(&cq->resize_lock);
+	err = hca_exec(sdev->hca, HCA_CMD_MODIFY_CQ, &in, sizeof(in),
+		       &out, sizeof(out));
+	if (err) {
+		mutex_unlock(&cq->resize_lock);
+		goto err_queue;
+	}
+	swap(cq->queue, queue);
+	ibcq->cqe = cnt - 1;
+	mutex_unlock(&cq->resize_lock);
+	shca_queue_free(queue);
+	return 0;
+
+err_queue:
+	shca_queue_free(queue);
+	return err;
+}
+
+/* ibv_modify_cq / rdma_set_cq_moderation(): count and period (us). */
+int shca_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
+{
+	struct shca_dev *sdev = to_shca_dev(ibcq->device);
+	struct hca_cmd_modify_cq_in in = {
+		.cqn = to_shca_cq(ibcq)->cqn,
+		.field_select = HCA_CQ_MODIFY_MODERATION,
+		.mod_count = cq_count, .mod_period = cq_period,
+	};
+	struct hca_cmd_modify_cq_out out;
+
+	if (cq_count > sdev->caps.max_cq_mod_count ||
+	    cq_period > sdev->caps.max_cq_mod_period)
+		return -EINVAL;
+	return hca_exec(sdev->hca, HCA_CMD_MODIFY_CQ, &in, sizeof(in),
+			&out, sizeof(out));
 }

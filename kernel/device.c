@@ -65,6 +65,8 @@ static int shca_query_device(struct ib_device *ibdev,
 	attr->max_sge_rd = caps->max_sge_rd;
 	attr->max_cq = caps->max_cq;
 	attr->max_cqe = caps->max_cqe;
+	attr->cq_caps.max_cq_moderation_count = caps->max_cq_mod_count;
+	attr->cq_caps.max_cq_moderation_period = caps->max_cq_mod_period;
 	attr->max_mr = caps->max_mr;
 	attr->max_pd = caps->max_pd;
 	attr->max_qp_rd_atom = caps->max_qp_rd_atom;
@@ -226,6 +228,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.get_port_immutable = shca_get_port_immutable,
 	.mmap = shca_mmap,
 	.mmap_free = shca_mmap_free,
+	.modify_cq = shca_modify_cq,
 	.modify_qp = shca_modify_qp,
 	.poll_cq = shca_poll_cq,
 	.post_recv = shca_post_recv,
@@ -237,6 +240,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.query_qp = shca_query_qp,
 	.reg_user_mr = shca_reg_user_mr,
 	.req_notify_cq = shca_req_notify_cq,
+	.resize_cq = shca_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, shca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, shca_cq, ibcq),

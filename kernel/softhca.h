@@ -96,6 +96,7 @@ struct shca_cq {
 	bool ev_gone;			/* pre_destroy_cq unregistered ev */
 	u32 db_slot;			/* its doorbell slot (kernel CQs ring it) */
 	struct shca_kcq *kcq;		/* kernel CQ (udata NULL), else NULL */
+	struct mutex resize_lock;	/* queue, against a second resize */
 };
 
 /*
@@ -280,6 +281,8 @@ struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access);
 int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata);
 int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int shca_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period);
 int shca_pre_destroy_cq(struct ib_cq *ibcq);
 
 /* qp.c */

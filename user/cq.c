@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * cq.c - completion queues: create/destroy (the kernel allocates the CQE
- * ring and its doorbell record in one mapping). Arming is in arm.c, polling
- * in poll.c.
+ * ring and its doorbell record in one mapping), resize (the kernel moves
+ * the unconsumed CQEs into a new mapping) and moderation. Arming is in
+ * arm.c, polling in poll.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,18 +32,37 @@ _Static_assert(offsetof(struct softhca_create_cq_resp_buf, drv) ==
 		       sizeof(struct ib_uverbs_create_cq_resp),
 	       "udata must follow the core response");
 
+struct softhca_resize_cq_resp_buf {
+	/* struct ib_uverbs_resize_cq_resp */
+	__u32 cqe;
+	__u32 reserved;
+	struct softhca_resize_cq_resp drv;
+};
+
+_Static_assert(offsetof(struct softhca_resize_cq_resp_buf, drv) ==
+		       sizeof(struct ib_uverbs_resize_cq_resp),
+	       "udata must follow the core response");
+
 /* The geometry the kernel returned must describe one sane mapping. */
+static bool cq_geometry_ok(const struct softhca_context *ctx,
+			   uint32_t cqe_cnt, uint32_t dbr_offset,
+			   uint64_t mmap_offset, uint64_t mmap_size)
+{
+	uint64_t ring = (uint64_t)cqe_cnt * SOFTHCA_CQE_SIZE;
+
+	return softhca_is_pow2(cqe_cnt) &&
+	       mmap_size && mmap_size % ctx->page_size == 0 &&
+	       mmap_offset % ctx->page_size == 0 &&
+	       dbr_offset % sizeof(struct softhca_cq_dbr) == 0 &&
+	       dbr_offset >= ring &&
+	       dbr_offset + sizeof(struct softhca_cq_dbr) <= mmap_size;
+}
+
 static bool cq_resp_ok(const struct softhca_context *ctx,
 		       const struct softhca_create_cq_resp *r)
 {
-	uint64_t ring = (uint64_t)r->cqe_cnt * SOFTHCA_CQE_SIZE;
-
-	return softhca_is_pow2(r->cqe_cnt) &&
-	       r->mmap_size && r->mmap_size % ctx->page_size == 0 &&
-	       r->mmap_offset % ctx->page_size == 0 &&
-	       r->dbr_offset % sizeof(struct softhca_cq_dbr) == 0 &&
-	       r->dbr_offset >= ring &&
-	       r->dbr_offset + sizeof(struct softhca_cq_dbr) <= r->mmap_size;
+	return cq_geometry_ok(ctx, r->cqe_cnt, r->dbr_offset, r->mmap_offset,
+			      r->mmap_size);
 }
 
 struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
@@ -119,4 +139,65 @@ int softhca_destroy_cq(struct ibv_cq *ibcq)
 	softhca_lock_destroy(&cq->lock);
 	free(cq);
 	return 0;
+}
+
+/*
+ * ibv_resize_cq. Under the CQ lock, so no poll moves the consumer index
+ * while the kernel moves the CQEs from it: set_ci is stored first (our
+ * reads of the CQEs before it), then the kernel copies the CQEs from
+ * set_ci on into the new ring's first entries and rebases the index to 0.
+ * Once the call returned the old ring is dead; if the new one cannot be
+ * mapped (out of memory) the CQ reports nothing more.
+ */
+int softhca_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct softhca_context *ctx = to_sctx(ibcq->context);
+	struct softhca_cq *cq = to_scq(ibcq);
+	struct softhca_resize_cq_resp_buf resp;
+	struct ibv_resize_cq cmd;
+	const struct softhca_resize_cq_resp *r = &resp.drv;
+	void *map;
+	int ret;
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	softhca_lock(&cq->lock);
+	__atomic_store_n(&cq->dbr->set_ci,
+			 htobe32(softhca_cq_ci_value(cq->cons_index)),
+			 __ATOMIC_RELEASE);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd),
+				(struct ib_uverbs_resize_cq_resp *)(void *)&resp,
+				sizeof(resp));
+	if (ret)
+		goto out;
+	if (!cq_geometry_ok(ctx, r->cqe_cnt, r->dbr_offset, r->mmap_offset,
+			    r->mmap_size)) {
+		ret = EPROTO;
+		goto out;
+	}
+	map = mmap(NULL, r->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   ibcq->context->cmd_fd, (off_t)r->mmap_offset);
+	if (map == MAP_FAILED) {
+		ret = errno;
+		goto out;
+	}
+	munmap(cq->map, cq->map_size);
+	cq->map = map;
+	cq->map_size = r->mmap_size;
+	cq->ring = map;
+	cq->dbr = (struct softhca_cq_dbr *)((uint8_t *)map + r->dbr_offset);
+	cq->cqe_cnt = r->cqe_cnt;
+	__atomic_store_n(&cq->cons_index, 0, __ATOMIC_RELAXED);
+out:
+	softhca_unlock(&cq->lock);
+	return ret;
+}
+
+/* ibv_modify_cq: moderation (count, period in microseconds). */
+int softhca_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr)
+{
+	struct ibv_modify_cq cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_modify_cq(ibcq, attr, &cmd, sizeof(cmd));
 }

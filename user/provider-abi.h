@@ -348,6 +348,22 @@ SOFTHCA_DECLARE_CMD(ibv_create_cq, ib_uverbs_create_cq);
 SOFTHCA_DECLARE_CMD(ibv_create_qp, ib_uverbs_create_qp);
 SOFTHCA_DECLARE_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
 SOFTHCA_DECLARE_CMD(ibv_query_qp, ib_uverbs_query_qp);
+SOFTHCA_DECLARE_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
+
+/* Extended commands: the two headers (rdma-core's struct ex_hdr). */
+#define SOFTHCA_DECLARE_CMD_EX(_name, _core)				\
+	struct _name {							\
+		struct ib_uverbs_cmd_hdr hdr;				\
+		struct ib_uverbs_ex_cmd_hdr ex_hdr;			\
+		_Alignas(8) __u8 core_payload[sizeof(struct _core)];	\
+	};								\
+	_Static_assert(sizeof(struct _name) ==				\
+			       sizeof(struct ib_uverbs_cmd_hdr) +	\
+				       sizeof(struct ib_uverbs_ex_cmd_hdr) + \
+				       sizeof(struct _core),		\
+		       #_name " size")
+
+SOFTHCA_DECLARE_CMD_EX(ibv_modify_cq, ib_uverbs_ex_modify_cq);
 
 /* ---- functions exported by libibverbs.so.1 as IBVERBS_PRIVATE_<PABI> ---- */
 
@@ -421,6 +437,13 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_create_cq *cmd, size_t cmd_size,
 		      struct ib_uverbs_create_cq_resp *resp, size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+/* RESIZE_CQ: sets cq->cqe from the core response. */
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe,
+		      struct ibv_resize_cq *cmd, size_t cmd_size,
+		      struct ib_uverbs_resize_cq_resp *resp, size_t resp_size);
+/* EX_MODIFY_CQ: EINVAL for an attr_mask past IBV_CQ_ATTR_MODERATE. */
+int ibv_cmd_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr,
+		      struct ibv_modify_cq *cmd, size_t cmd_size);
 
 /* CREATE_QP: fills handle, qp_num, context, pd, cqs, srq, qp_type, state
  * RESET, and attr_ex->cap with what the kernel granted; comp_mask may hold

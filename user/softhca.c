@@ -52,6 +52,7 @@ static const struct verbs_context_ops softhca_ctx_ops = {
 	.destroy_qp = softhca_destroy_qp,
 	.detach_mcast = softhca_detach_mcast,
 	.free_context = softhca_free_context,
+	.modify_cq = softhca_modify_cq,
 	.modify_qp = softhca_modify_qp,
 	.poll_cq = softhca_poll_cq,
 	.post_recv = softhca_post_recv,
@@ -61,6 +62,7 @@ static const struct verbs_context_ops softhca_ctx_ops = {
 	.query_qp = softhca_query_qp,
 	.reg_mr = softhca_reg_mr,
 	.req_notify_cq = softhca_req_notify_cq,
+	.resize_cq = softhca_resize_cq,
 };
 
 int softhca_lock_init(struct softhca_lock *l, bool need_lock)

@@ -3,7 +3,7 @@
  * softhca.h - the provider's objects and the ops each file implements.
  *
  * Files: softhca.c (registration, device, context), query.c (device and
- * port queries), pd.c, mr.c, cq.c (create/destroy), arm.c (req_notify_cq,
+ * port queries), pd.c, mr.c, cq.c (create/destroy/resize/modify), arm.c (req_notify_cq,
  * cq_event), poll.c (poll_cq, CQ cleaning), qp.c (create, modify, query,
  * destroy, the QP table), ah.c (address handles, multicast attach), send.c
  * (post_send and the doorbell; send.h its
@@ -352,6 +352,8 @@ struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
 				 struct ibv_comp_channel *channel,
 				 int comp_vector);
 int softhca_destroy_cq(struct ibv_cq *ibcq);
+int softhca_resize_cq(struct ibv_cq *ibcq, int cqe);
+int softhca_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr);
 
 /* arm.c */
 int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softhca HCA model: CQ contexts (CREATE_CQ, DESTROY_CQ, QUERY_CQ) and their
- * lookup.
+ * softhca HCA model: CQ contexts (CREATE_CQ, DESTROY_CQ, QUERY_CQ,
+ * MODIFY_CQ) and their lookup.
  * The CQE writer is cqe.c; this file only owns the contexts' lifetime.
  *
  * CQNs come from an xarray (1..max_cq, cyclic). Lookups are RCU plus
@@ -12,6 +12,7 @@
  * doorbell slot in its UAR's area: an arm that finds CQEs waiting rings it,
  * and the engine then evaluates the arm word (cqe.c).
  */
+#include <linux/hrtimer.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
 
@@ -53,6 +54,8 @@ int hca_cmd_create_cq(struct hca *hca, const void *inbox, void *outbox)
 	refcount_set(&cq->users, 1);
 	init_completion(&cq->free);
 	spin_lock_init(&cq->lock);
+	hrtimer_init(&cq->mod_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	cq->mod_timer.function = hca_cq_mod_timer;
 
 	err = hca_db_slot_alloc(db, &cq->db, HCA_DB_CQ);
 	if (err) {
@@ -100,6 +103,11 @@ int hca_cmd_destroy_cq(struct hca *hca, const void *inbox, void *outbox)
 	}
 	__xa_erase(&hca->cqs, in->cqn);
 	xa_unlock(&hca->cqs);
+	/* No moderation timer rings the slot once it is free. */
+	spin_lock(&cq->lock);
+	cq->dying = true;
+	spin_unlock(&cq->lock);
+	hrtimer_cancel(&cq->mod_timer);
 	/* No claim finds it now; one that did holds a reference. */
 	hca_db_slot_free(&cq->db);
 
@@ -118,17 +126,72 @@ int hca_cmd_query_cq(struct hca *hca, const void *inbox, void *outbox)
 	cq = hca_cq_get(hca, in->cqn);
 	if (!cq)
 		return -EINVAL;
-	out->log_size = cq->log_size;
 	out->eqn = cq->eqn;
+	/* RESIZE changes the ring and the record under the lock. */
+	spin_lock(&cq->lock);
+	out->log_size = cq->log_size;
 	out->ci = be32_to_cpu(READ_ONCE(cq->dbr->set_ci)) &
 		  SOFTHCA_CQ_DB_CI_MASK;
-	spin_lock(&cq->lock);
+	out->mod_count = cq->mod_count;
+	out->mod_period = cq->mod_period;
 	out->pi = cq->pi;
 	out->arm = hca_cq_arm_state(cq);
 	out->overrun = cq->overrun;
 	spin_unlock(&cq->lock);
 	hca_cq_put(cq);
 	return 0;
+}
+
+/* Checks what it can before taking the CQ's lock. */
+static int hca_modify_cq_check(struct hca *hca,
+			       const struct hca_cmd_modify_cq_in *in)
+{
+	const struct hca_caps *caps = hca->caps;
+
+	if (!in->field_select ||
+	    (in->field_select & ~(HCA_CQ_MODIFY_MODERATION |
+				  HCA_CQ_MODIFY_RESIZE)))
+		return -EINVAL;
+	if ((in->field_select & HCA_CQ_MODIFY_MODERATION) &&
+	    (in->mod_count > caps->max_cq_mod_count ||
+	     in->mod_period > caps->max_cq_mod_period))
+		return -EINVAL;
+	if ((in->field_select & HCA_CQ_MODIFY_RESIZE) &&
+	    (!in->ring || !in->dbr || in->log_size > 31 ||
+	     BIT_ULL(in->log_size) > (u64)caps->max_cqe + 1))
+		return -EINVAL;
+	return 0;
+}
+
+int hca_cmd_modify_cq(struct hca *hca, const void *inbox, void *outbox)
+{
+	const struct hca_cmd_modify_cq_in *in = inbox;
+	struct hca_cmd_modify_cq_out *out = outbox;
+	struct hca_cq *cq;
+	int err;
+
+	err = hca_modify_cq_check(hca, in);
+	if (err)
+		return err;
+	cq = hca_cq_get(hca, in->cqn);
+	if (!cq)
+		return -EINVAL;
+	out->moved = 0;
+	spin_lock(&cq->lock);
+	if (in->field_select & HCA_CQ_MODIFY_RESIZE)
+		err = hca_cq_resize(cq, in, &out->moved);
+	if (!err && (in->field_select & HCA_CQ_MODIFY_MODERATION)) {
+		cq->mod_count = in->mod_count;
+		cq->mod_period = in->mod_period;
+		/* The current batch's period starts now. */
+		cq->ev_first_ns = ktime_get_ns();
+	}
+	spin_unlock(&cq->lock);
+	/* An arm waiting on the old bounds is looked at under the new. */
+	if (!err)
+		hca_cq_arm_poll(cq);
+	hca_cq_put(cq);
+	return err;
 }
 
 struct hca_cq *hca_cq_get(struct hca *hca, u32 cqn)

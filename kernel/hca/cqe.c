@@ -10,6 +10,7 @@
  * stores op_own last with the owner bit of the producer's lap. An error
  * CQE is counted by its syndrome when it is built (hca_cqe_init_err()).
  */
+#include <linux/hrtimer.h>
 #include <linux/string.h>
 #include <rdma/softhca-cqe.h>
 
@@ -85,6 +86,40 @@ void hca_cqe_init_err(struct softhca_cqe *cqe, u64 *cnt, u8 cqe_opcode,
 }
 
 /*
+ * Moderation (MODIFY_CQ): is an event for @pending CQEs due? When only
+ * the period can make it so, the timer is set to its end; the timer rings
+ * the CQ's doorbell slot and the engine asks again (hca_cq_arm_poll()).
+ * hrtimers never fire early, so that second look finds it due. Under
+ * cq->lock.
+ */
+static bool hca_cq_mod_due(struct hca_cq *cq, u32 pending)
+{
+	u64 end;
+
+	if (cq->mod_count && pending >= cq->mod_count)
+		return true;
+	if (!cq->mod_period)
+		return false;
+	end = cq->ev_first_ns + (u64)cq->mod_period * NSEC_PER_USEC;
+	if (ktime_get_ns() >= end)
+		return true;
+	if (!cq->dying && !hrtimer_is_queued(&cq->mod_timer))
+		hrtimer_start(&cq->mod_timer, ns_to_ktime(end),
+			      HRTIMER_MODE_ABS_SOFT);
+	return false;
+}
+
+/* Softirq: no cq->lock here (the engine holds it with softirqs on). */
+enum hrtimer_restart hca_cq_mod_timer(struct hrtimer *t)
+{
+	struct hca_cq *cq = container_of(t, struct hca_cq, mod_timer);
+
+	/* DESTROY_CQ cancels the timer before it frees the slot. */
+	hca_area_doorbell(cq->db.area, cq->db.slot);
+	return HRTIMER_NORESTART;
+}
+
+/*
  * Is the arm word @arm due now, given the CQEs written so far? Under
  * cq->lock. An arm covers the CQEs from its consumer index on that no
  * earlier event announced (those before ev_pi): it fires when one of them
@@ -117,6 +152,9 @@ static __always_inline bool hca_cq_arm_due(struct hca_cq *cq, u32 arm)
 	if (cmd == SOFTHCA_CQ_DB_REQ_NOT_SOL &&
 	    !(cq->sol_seen &&
 	      ((cq->pi - cq->sol_pi) & SOFTHCA_CQ_DB_CI_MASK) < pending))
+		return false;
+	if (unlikely(cq->mod_count | cq->mod_period) &&
+	    !hca_cq_mod_due(cq, pending))
 		return false;
 	cq->fired = true;
 	cq->fired_sn = sn;
@@ -242,6 +280,9 @@ int hca_cqe_write(struct hca_cq *cq, const struct softhca_cqe *cqe)
 	smp_wmb();
 	WRITE_ONCE(slot->op_own, (cqe->op_own & ~SOFTHCA_CQE_OWNER_MASK) |
 				 ((pi & cnt) ? 1 : 0));
+	/* The period of moderation runs from here. */
+	if (unlikely(cq->mod_period) && pi == cq->ev_pi)
+		cq->ev_first_ns = ktime_get_ns();
 	cq->pi = pi + 1;
 	if (hca_cqe_solicits(cqe)) {
 		cq->sol_seen = true;
@@ -265,5 +306,48 @@ int hca_cqe_write(struct hca_cq *cq, const struct softhca_cqe *cqe)
 	spin_unlock(&cq->lock);
 	if (due)
 		hca_cq_event(cq);
+	return 0;
+}
+
+/*
+ * RESIZE (MODIFY_CQ): move the CQEs not yet consumed to the start of the
+ * new ring and rebase every index on the consumer's, so that the new
+ * record's set_ci (0) is where the provider resumes. Differences between
+ * the indexes are what the arm logic compares, and they are kept. Under
+ * cq->lock, so no CQE is written meanwhile. The old ring and record are
+ * the provider's memory: set_ci and the arm word are only used as
+ * offsets, and a set_ci that claims more CQEs than exist is refused.
+ */
+int hca_cq_resize(struct hca_cq *cq, const struct hca_cmd_modify_cq_in *in,
+		  u32 *moved)
+{
+	u32 old_cnt = 1U << cq->log_size, new_cnt = 1U << in->log_size;
+	u32 ci, n, i, arm, arm_ci;
+	struct softhca_cqe *src, *dst;
+
+	ci = be32_to_cpu(READ_ONCE(cq->dbr->set_ci)) & SOFTHCA_CQ_DB_CI_MASK;
+	n = (cq->pi - ci) & SOFTHCA_CQ_DB_CI_MASK;
+	/* One slot stays empty, so a full ring never looks empty. */
+	if (n > old_cnt || n >= new_cnt)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		src = &cq->ring[(ci + i) & (old_cnt - 1)];
+		dst = &in->ring[i];
+		hca_copy(dst, src, offsetof(struct softhca_cqe, op_own));
+		/* Lap 0 of the new ring: owner bit 0. */
+		dst->op_own = READ_ONCE(src->op_own) & ~SOFTHCA_CQE_OWNER_MASK;
+	}
+	arm = be32_to_cpu(READ_ONCE(cq->dbr->arm));
+	arm_ci = ((arm & SOFTHCA_CQ_DB_CI_MASK) - ci) & SOFTHCA_CQ_DB_CI_MASK;
+	arm = (arm & ~SOFTHCA_CQ_DB_CI_MASK) | arm_ci;
+	WRITE_ONCE(in->dbr->arm, cpu_to_be32(arm));
+	WRITE_ONCE(cq->arm_seen, cpu_to_be32(arm));
+	cq->ev_pi = n - (cq->pi - cq->ev_pi);
+	cq->sol_pi = n - (cq->pi - cq->sol_pi);
+	cq->pi = n;
+	cq->ring = in->ring;
+	cq->dbr = in->dbr;
+	cq->log_size = in->log_size;
+	*moved = n;
 	return 0;
 }

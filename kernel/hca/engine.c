@@ -818,7 +818,11 @@ void hca_wakeup_call(struct hca_uar *uar)
 
 void hca_kernel_doorbell(struct hca *hca, u32 db_slot)
 {
-	struct hca_db_area *a = hca->kernel_db;
+	hca_area_doorbell(hca->kernel_db, db_slot);
+}
+
+void hca_area_doorbell(struct hca_db_area *a, u32 db_slot)
+{
 	struct hca_engine_thread *thr;
 	u32 t;
 

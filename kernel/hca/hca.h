@@ -40,6 +40,7 @@ enum hca_cmd_op {
 	HCA_CMD_CREATE_CQ	= 0x400,
 	HCA_CMD_DESTROY_CQ	= 0x401,
 	HCA_CMD_QUERY_CQ	= 0x402,
+	HCA_CMD_MODIFY_CQ	= 0x403,
 	HCA_CMD_CREATE_QP	= 0x500,
 	HCA_CMD_DESTROY_QP	= 0x501,
 	HCA_CMD_MODIFY_QP	= 0x502,
@@ -96,6 +97,8 @@ struct hca_caps {
 	u32 max_qp_init_rd_atom; /* initiator depth per QP */
 	u32 max_cq;
 	u32 max_cqe;
+	u32 max_cq_mod_count;	/* MODIFY_CQ moderation: CQEs per event */
+	u32 max_cq_mod_period;	/* ... and microseconds */
 	u32 max_mr;
 	u32 max_pd;
 	u32 max_uar;
@@ -241,6 +244,39 @@ struct hca_cmd_query_cq_out {
 	u32 ci;				/* the doorbell record's set_ci (24 bits) */
 	u32 arm;			/* enum hca_cq_arm */
 	u32 overrun;			/* in error: no more CQEs */
+	u16 mod_count;			/* MODIFY_CQ moderation */
+	u16 mod_period;
+};
+
+/*
+ * MODIFY_CQ: as mlx5's, one command whose field_select says what changes.
+ * MODERATION: an armed CQ's event waits until mod_count CQEs are pending
+ * or mod_period microseconds have passed since the first of them was
+ * written, whichever comes first; a bound of 0 is off, both 0 is none.
+ * RESIZE: the driver allocated a new ring of 1 << log_size CQEs (every
+ * one INVALID, owner 0) and a zeroed doorbell record. The CQEs not yet
+ * consumed (from the old record's set_ci) move to the start of the new
+ * ring, every index is rebased so that set_ci is 0, and the arm word
+ * moves along; -EINVAL if they do not fit. The old ring is untouched
+ * once the command returns (the driver frees it).
+ */
+enum hca_cq_modify_field {
+	HCA_CQ_MODIFY_MODERATION	= 1U << 0,
+	HCA_CQ_MODIFY_RESIZE		= 1U << 1,
+};
+
+struct hca_cmd_modify_cq_in {
+	u32 cqn;
+	u32 field_select;		/* enum hca_cq_modify_field */
+	u16 mod_count;
+	u16 mod_period;			/* microseconds */
+	u32 log_size;
+	struct softhca_cqe *ring;
+	struct softhca_cq_dbr *dbr;
+};
+
+struct hca_cmd_modify_cq_out {
+	u32 moved;			/* RESIZE: CQEs carried over */
 };
 
 enum hca_qp_state {

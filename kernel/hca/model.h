@@ -193,6 +193,11 @@ u32 hca_db_slot_thread(u32 slot);
 /* Ring @slot's hint ourselves (kernel objects, a claim given back). */
 void hca_db_ring(struct hca_db_area *a, u32 slot);
 /*
+ * Ring @slot of @a as a doorbell store would, and wake its engine thread
+ * if it sleeps on the area (engine.c). Any context.
+ */
+void hca_area_doorbell(struct hca_db_area *a, u32 slot);
+/*
  * Claim up to @max hints of thread @t in @a: each claimed hint's target
  * with a reference held (hca_db_target_put()) in @out. Hints beyond @max
  * are left (or put back) for the next claim. Returns how many were stored;
@@ -361,6 +366,12 @@ struct hca_cq {
 	u32 sol_pi;			/* pi after the last solicited/error CQE */
 	__be32 arm_seen;		/* the arm word last evaluated (lockless hint) */
 	bool ev_lost;			/* its EQ dropped its event (full) */
+	/* eng: MODIFY_CQ moderation (0: that bound off), under lock */
+	u16 mod_count;			/* pending CQEs that make an event due */
+	u16 mod_period;			/* us after ev_first_ns that make it due */
+	u64 ev_first_ns;		/* first CQE written after the last event */
+	bool dying;			/* DESTROY_CQ: no timer may start */
+	struct hrtimer mod_timer;	/* rings the CQ's slot when period ends */
 };
 
 struct hca_cq *hca_cq_get(struct hca *hca, u32 cqn);
@@ -380,6 +391,11 @@ int hca_cqe_write(struct hca_cq *cq, const struct softhca_cqe *cqe);
  * it is due (an arm that finds unconsumed CQEs fires at once).
  */
 void hca_cq_arm_poll(struct hca_cq *cq);
+
+/* cqe.c: the moderation timer's callback, and RESIZE's move of the CQEs. */
+enum hrtimer_restart hca_cq_mod_timer(struct hrtimer *t);
+int hca_cq_resize(struct hca_cq *cq, const struct hca_cmd_modify_cq_in *in,
+		  u32 *moved);
 /* What the arm word in the record asks for now (QUERY_CQ); under cq->lock. */
 enum hca_cq_arm hca_cq_arm_state(struct hca_cq *cq);
 
@@ -517,6 +533,7 @@ int hca_cmd_set_roce_address(struct hca *hca, const void *inbox,
 			     void *outbox);
 int hca_cmd_query_mkey(struct hca *hca, const void *inbox, void *outbox);
 int hca_cmd_query_cq(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_modify_cq(struct hca *hca, const void *inbox, void *outbox);
 
 /* ---- Counters (counters.c) ---------------------------------------------- */
 

@@ -77,6 +77,20 @@ struct softhca_create_cq_resp {
 };
 
 /*
+ * RESIZE_CQ: no request. The kernel allocates a new mapping like
+ * CREATE_CQ's, moves the CQEs not yet consumed (from set_ci) to its first
+ * entries and rebases the consumer index to 0 (arm word included). The
+ * provider holds its CQ lock across the call, then maps the new ring and
+ * unmaps the old; the old mapping stays valid until it does.
+ */
+struct softhca_resize_cq_resp {
+	__u32 cqe_cnt;		/* ring entries, a power of two */
+	__u32 dbr_offset;
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_size;
+};
+
+/*
  * RC and UD QPs: the kernel sizes the queues from the requested caps (the provider
  * computes nothing of its own) and allocates one mapping: the RQ at
  * rq_offset (rq_wqe_cnt WQEs of 1 << rq_wqe_shift bytes), the SQ at
