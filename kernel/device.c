@@ -239,6 +239,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.query_port = shca_query_port,
 	.query_qp = shca_query_qp,
 	.reg_user_mr = shca_reg_user_mr,
+	.rereg_user_mr = shca_rereg_user_mr,
 	.req_notify_cq = shca_req_notify_cq,
 	.resize_cq = shca_resize_cq,
 

@@ -4,7 +4,8 @@
  * ib_umem; their struct page array is the MKey's translation table, which
  * the HCA model reads through kernel mappings (the device is a virt-DMA
  * device: no IOMMU, no bus addresses). Kernel QPs reach kernel memory
- * through the reserved lkey; there is no DMA MR.
+ * through the reserved lkey; there is no DMA MR. Re-registration makes a
+ * new MR (new keys) that ib_core swaps in for the old one.
  */
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -133,6 +134,10 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	/* One key for both, as mlx5: the model checks rights per access. */
 	mr->ibmr.lkey = out.mkey;
 	mr->ibmr.rkey = out.mkey;
+	/* ib_core sets these after reg_user_mr, but not for rereg's MR. */
+	mr->ibmr.iova = virt_addr;
+	mr->ibmr.length = length;
+	mr->access = access;
 	return &mr->ibmr;
 
 err_pages:
@@ -142,6 +147,32 @@ err_umem:
 err_free:
 	kfree(mr);
 	return ERR_PTR(err);
+}
+
+/*
+ * ibv_rereg_mr: a new MR (new keys) on what the flags change and what the
+ * old one had for the rest; ib_core puts it in the old one's handle and
+ * then deregisters the old one, whose keys die with it. If the new one
+ * cannot be made the old one is left as it was. A PD ib_core found equal
+ * to the old one has its flag cleared: nothing left to change is no-op.
+ */
+struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 virt_addr, int access,
+				 struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct shca_mr *old = to_shca_mr(ibmr);
+
+	if (!(flags & (IB_MR_REREG_TRANS | IB_MR_REREG_PD |
+		       IB_MR_REREG_ACCESS)))
+		return NULL;
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = old->umem->address;
+		length = old->umem->length;
+		virt_addr = ibmr->iova;
+	}
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = old->access;
+	return shca_reg_user_mr(pd, start, length, virt_addr, access, udata);
 }
 
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)

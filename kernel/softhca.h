@@ -158,6 +158,7 @@ struct shca_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
 	struct page **pages;		/* the MTT handed to CREATE_MKEY */
+	int access;			/* IB_ACCESS_* it was registered with */
 };
 
 /*
@@ -274,6 +275,9 @@ int shca_del_gid(const struct ib_gid_attr *attr, void **context);
 struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt_addr, int access,
 			       struct ib_udata *udata);
+struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 virt_addr, int access,
+				 struct ib_pd *pd, struct ib_udata *udata);
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access);
 

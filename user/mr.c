@@ -2,6 +2,7 @@
 /*
  * mr.c - memory regions. The kernel pins the pages and creates the MKey;
  * the provider only keeps libibverbs' verbs_mr (lkey, rkey, handle).
+ * Re-registration gives the MR new keys (the kernel makes a new MKey).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,4 +45,18 @@ int softhca_dereg_mr(struct verbs_mr *vmr)
 		return ret;
 	free(vmr);
 	return 0;
+}
+
+/* ibv_rereg_mr checked the flags; libibverbs updates pd, addr, length. */
+int softhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		     void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	return ibv_cmd_rereg_mr(vmr, (uint32_t)flags, addr, length,
+				(uintptr_t)addr, access, pd, &cmd, sizeof(cmd),
+				&resp, sizeof(resp));
 }

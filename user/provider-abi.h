@@ -349,6 +349,7 @@ SOFTHCA_DECLARE_CMD(ibv_create_qp, ib_uverbs_create_qp);
 SOFTHCA_DECLARE_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
 SOFTHCA_DECLARE_CMD(ibv_query_qp, ib_uverbs_query_qp);
 SOFTHCA_DECLARE_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
+SOFTHCA_DECLARE_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
 
 /* Extended commands: the two headers (rdma-core's struct ex_hdr). */
 #define SOFTHCA_DECLARE_CMD_EX(_name, _core)				\
@@ -428,6 +429,12 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+/* REREG_MR: new lkey/rkey from the response (pd only with CHANGE_PD). */
+int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
+		     size_t length, uint64_t hca_va, int access,
+		     struct ibv_pd *pd, struct ibv_rereg_mr *cmd,
+		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
+		     size_t resp_sz);
 
 /* CREATE_CQ: fills cq->handle, cq->cqe, cq->context; ibv_create_cq() does
  * the rest (channel, cq_context, event counters) on return. */

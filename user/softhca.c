@@ -62,6 +62,7 @@ static const struct verbs_context_ops softhca_ctx_ops = {
 	.query_qp = softhca_query_qp,
 	.reg_mr = softhca_reg_mr,
 	.req_notify_cq = softhca_req_notify_cq,
+	.rereg_mr = softhca_rereg_mr,
 	.resize_cq = softhca_resize_cq,
 };
 

@@ -345,6 +345,8 @@ int softhca_dealloc_pd(struct ibv_pd *ibpd);
 /* mr.c */
 struct ibv_mr *softhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			      uint64_t hca_va, int access);
+int softhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		     void *addr, size_t length, int access);
 int softhca_dereg_mr(struct verbs_mr *vmr);
 
 /* cq.c */

@@ -42,7 +42,7 @@ FUNCS = ["_verbs_init_and_alloc_context", "verbs_uninit_context",
          "ibv_cmd_destroy_cq", "ibv_cmd_create_qp_ex", "ibv_cmd_query_qp",
          "ibv_cmd_modify_qp", "ibv_cmd_destroy_qp", "ibv_cmd_create_ah",
          "ibv_cmd_destroy_ah", "ibv_cmd_attach_mcast", "ibv_cmd_detach_mcast",
-         "ibv_cmd_resize_cq", "ibv_cmd_modify_cq"]
+         "ibv_cmd_resize_cq", "ibv_cmd_modify_cq", "ibv_cmd_rereg_mr"]
 # our wrapper struct -> (uverbs command enum, core kernel struct)
 CMDS = {"ibv_get_context": ("IB_USER_VERBS_CMD_GET_CONTEXT", "ib_uverbs_get_context"),
         "ibv_alloc_pd": ("IB_USER_VERBS_CMD_ALLOC_PD", "ib_uverbs_alloc_pd"),
@@ -52,7 +52,8 @@ CMDS = {"ibv_get_context": ("IB_USER_VERBS_CMD_GET_CONTEXT", "ib_uverbs_get_cont
         "ibv_create_qp": ("IB_USER_VERBS_CMD_CREATE_QP", "ib_uverbs_create_qp"),
         "ibv_modify_qp": ("IB_USER_VERBS_CMD_MODIFY_QP", "ib_uverbs_modify_qp"),
         "ibv_query_qp": ("IB_USER_VERBS_CMD_QUERY_QP", "ib_uverbs_query_qp"),
-        "ibv_resize_cq": ("IB_USER_VERBS_CMD_RESIZE_CQ", "ib_uverbs_resize_cq")}
+        "ibv_resize_cq": ("IB_USER_VERBS_CMD_RESIZE_CQ", "ib_uverbs_resize_cq"),
+        "ibv_rereg_mr": ("IB_USER_VERBS_CMD_REREG_MR", "ib_uverbs_rereg_mr")}
 SUPPORTED_PABI = ("34", "57")
 
 n = 0
