@@ -63,6 +63,9 @@ static int shca_query_device(struct ib_device *ibdev,
 	attr->max_send_sge = caps->max_send_sge;
 	attr->max_recv_sge = caps->max_recv_sge;
 	attr->max_sge_rd = caps->max_sge_rd;
+	/* Fast registration for kernel ULPs (mr.c, kverbs.c, mkey_fast.c). */
+	attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
+	attr->max_fast_reg_page_list_len = caps->max_fast_reg_pages;
 	attr->max_cq = caps->max_cq;
 	attr->max_cqe = caps->max_cqe;
 	attr->cq_caps.max_cq_moderation_count = caps->max_cq_mod_count;
@@ -194,6 +197,7 @@ static const struct ib_device_ops shca_dev_ops = {
 
 	.add_gid = shca_add_gid,
 	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
+	.alloc_mr = shca_alloc_mr,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
 	.attach_mcast = shca_attach_mcast,
@@ -226,6 +230,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.get_hw_stats = shca_get_hw_stats,
 	.get_link_layer = shca_get_link_layer,
 	.get_port_immutable = shca_get_port_immutable,
+	.map_mr_sg = shca_map_mr_sg,
 	.mmap = shca_mmap,
 	.mmap_free = shca_mmap_free,
 	.modify_cq = shca_modify_cq,

@@ -62,6 +62,11 @@ static_assert(SOFTHCA_WR_SEND == (int)IB_WR_SEND);
 static_assert(SOFTHCA_WR_SEND_WITH_IMM == (int)IB_WR_SEND_WITH_IMM);
 static_assert(SOFTHCA_WR_RDMA_READ == (int)IB_WR_RDMA_READ);
 static_assert(SOFTHCA_WR_ATOMIC_CMP_AND_SWP == (int)IB_WR_ATOMIC_CMP_AND_SWP);
+static_assert(SOFTHCA_WR_LOCAL_INV == (int)IB_WR_LOCAL_INV);
+static_assert(SOFTHCA_WR_SEND_WITH_INV == (int)IB_WR_SEND_WITH_INV);
+static_assert(SOFTHCA_WR_REG_MR == (int)IB_WR_REG_MR);
+static_assert(SOFTHCA_WC_LOCAL_INV == (int)IB_WC_LOCAL_INV);
+static_assert(SOFTHCA_WC_REG_MR == (int)IB_WC_REG_MR);
 static_assert(SOFTHCA_WR_ATOMIC_FETCH_AND_ADD ==
 	      (int)IB_WR_ATOMIC_FETCH_AND_ADD);
 
@@ -135,6 +140,10 @@ static void shca_wc_to_ib(const struct softhca_wc *w, struct shca_qp *qp,
 {
 	SOFTHCA_WC_COPY(wc, w, IB_WC_WITH_IMM, IB_WC_GRH);
 	wc->ex.imm_data = w->imm;
+	if (w->with_inv) {
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+		wc->ex.invalidate_rkey = w->inv_rkey;
+	}
 	wc->qp = &qp->ibqp;
 	wc->port_num = SHCA_PORT;
 	if (w->grh)
@@ -446,7 +455,9 @@ static int shca_wr_to_desc(const struct shca_qp *qp,
 					   wr->send_flags & IB_SEND_SOLICITED,
 					   wr->send_flags & IB_SEND_FENCE);
 	d->send_inline = !!(wr->send_flags & IB_SEND_INLINE);
-	d->imm = wr->ex.imm_data;
+	/* The key a LOCAL_INV or SEND_WITH_INV names travels in ctrl.imm. */
+	d->imm = op->mkop == SOFTHCA_MKOP_NONE ? wr->ex.imm_data :
+		 cpu_to_be32(wr->ex.invalidate_rkey);
 	d->sg = (const struct softhca_sge *)wr->sg_list;
 	d->num_sge = wr->num_sge;
 	if (qp->kqp->sq.fmt.tp == SOFTHCA_TP_UD) {
@@ -470,6 +481,35 @@ static int shca_wr_to_desc(const struct shca_qp *qp,
 	return 0;
 }
 
+/*
+ * IB_WR_REG_MR: a UMR WQE that registers @rw->mr (ib_alloc_mr) with the
+ * page list shca_map_mr_sg() built, under the key the ULP chose
+ * (ib_update_fast_reg_key()) and @rw->access.
+ */
+static int shca_build_reg_mr(const struct shca_qp *qp,
+			     const struct ib_reg_wr *rw)
+{
+	const struct shca_mr *mr = to_shca_mr(rw->mr);
+	struct softhca_umr_wr u = {
+		.fm_ce_se = softhca_enc_fm_ce_se(qp->sig_all ||
+						 (rw->wr.send_flags &
+						  IB_SEND_SIGNALED), false,
+						 rw->wr.send_flags &
+						 IB_SEND_FENCE),
+		.mkey = rw->key,
+		.access = shca_mr_access(rw->access),
+		.iova = rw->mr->iova,
+		.length = rw->mr->length,
+		.page_shift = ilog2(rw->mr->page_size),
+		.npages = mr->npages,
+		.list = (uintptr_t)mr->list,
+	};
+
+	if (mr->umem || !mr->npages)
+		return -EINVAL;
+	return softhca_build_umr_wqe(&qp->kqp->sq.fmt, qp->kqp->sq.cur_post, &u);
+}
+
 /* One send WR into the SQ at cur_post; under sq->lock. */
 static int shca_post_one(struct shca_qp *qp, const struct ib_send_wr *wr)
 {
@@ -477,15 +517,19 @@ static int shca_post_one(struct shca_qp *qp, const struct ib_send_wr *wr)
 	struct softhca_send_wr d;
 	int bbs;
 
-	bbs = shca_wr_to_desc(qp, wr, &d);
-	if (bbs)
-		return bbs;
 	if (softhca_wq_overflow(sq->wrs.head, READ_ONCE(sq->wrs.tail), 0,
 				sq->max_post))
 		return -ENOMEM;
-	if (wr->num_sge < 0 || wr->num_sge > sq->max_gs)
-		return -EINVAL;
-	bbs = softhca_build_send_wqe(&sq->fmt, sq->cur_post, &d);
+	if (wr->opcode == IB_WR_REG_MR) {
+		bbs = shca_build_reg_mr(qp, reg_wr(wr));
+	} else {
+		bbs = shca_wr_to_desc(qp, wr, &d);
+		if (bbs)
+			return bbs;
+		if (wr->num_sge < 0 || wr->num_sge > sq->max_gs)
+			return -EINVAL;
+		bbs = softhca_build_send_wqe(&sq->fmt, sq->cur_post, &d);
+	}
 	if (bbs < 0)
 		return bbs;
 	softhca_wq_wrs_record(&sq->wrs, sq->cur_post & (sq->wrs.cnt - 1),

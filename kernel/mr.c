@@ -5,7 +5,9 @@
  * the HCA model reads through kernel mappings (the device is a virt-DMA
  * device: no IOMMU, no bus addresses). Kernel QPs reach kernel memory
  * through the reserved lkey; there is no DMA MR. Re-registration makes a
- * new MR (new keys) that ib_core swaps in for the old one.
+ * new MR (new keys) that ib_core swaps in for the old one. Kernel ULPs
+ * allocate fast-registration MRs (ib_alloc_mr) and register them with
+ * REG_MR WQEs (kverbs.c) from the page list map_mr_sg builds.
  */
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -22,7 +24,7 @@
 				 IB_ACCESS_MW_BIND)
 #define SHCA_MR_ACCESS_IGNORED	(IB_ACCESS_HUGETLB | IB_ACCESS_OPTIONAL)
 
-static u32 shca_mr_access(int access)
+u32 shca_mr_access(int access)
 {
 	u32 shca = 0;
 
@@ -132,6 +134,7 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		goto err_pages;
 
 	/* One key for both, as mlx5: the model checks rights per access. */
+	mr->mkey = out.mkey;
 	mr->ibmr.lkey = out.mkey;
 	mr->ibmr.rkey = out.mkey;
 	/* ib_core sets these after reg_user_mr, but not for rereg's MR. */
@@ -179,15 +182,91 @@ int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibmr->device);
 	struct shca_mr *mr = to_shca_mr(ibmr);
-	struct hca_cmd_destroy_mkey_in in = { .mkey = ibmr->lkey };
+	/* A fast-registration MKey's key byte is the consumer's: the index. */
+	struct hca_cmd_destroy_mkey_in in = { .mkey = mr->mkey };
 
 	/* Returns once no engine access to the pages is in flight. */
 	WARN_ON(hca_exec(sdev->hca, HCA_CMD_DESTROY_MKEY, &in,
 			      sizeof(in), NULL, 0));
-	ib_umem_release(mr->umem);
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kvfree(mr->list);
 	kvfree(mr->pages);
 	kfree(mr);
 	return 0;
+}
+
+/*
+ * ib_alloc_mr(IB_MR_TYPE_MEM_REG): an MKey for REG_MR WQEs of kernel QPs
+ * (fast registration), FREE until one registers it. The MTT array and the
+ * page list map_mr_sg fills are the MR's for its lifetime.
+ */
+struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg)
+{
+	struct shca_dev *sdev = to_shca_dev(ibpd->device);
+	struct hca_cmd_create_mkey_in in = {
+		.pdn = to_shca_pd(ibpd)->pdn, .access = HCA_MKEY_FAST_REG,
+		.npages = max_num_sg,
+	};
+	struct hca_cmd_create_mkey_out out;
+	struct shca_mr *mr;
+	int err = -ENOMEM;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > sdev->caps.max_fast_reg_pages)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->max_pages = max_num_sg;
+	mr->pages = kvcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
+	mr->list = kvcalloc(max_num_sg, sizeof(*mr->list), GFP_KERNEL);
+	if (!mr->pages || !mr->list)
+		goto err_free;
+	in.pages = mr->pages;
+	err = hca_exec(sdev->hca, HCA_CMD_CREATE_MKEY, &in, sizeof(in),
+		       &out, sizeof(out));
+	if (err)
+		goto err_free;
+	mr->mkey = out.mkey;
+	mr->ibmr.lkey = out.mkey;
+	mr->ibmr.rkey = out.mkey;
+	return &mr->ibmr;
+
+err_free:
+	kvfree(mr->list);
+	kvfree(mr->pages);
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+/* ib_sg_to_pages()'s callback: one page-aligned address into the list. */
+static int shca_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct shca_mr *mr = to_shca_mr(ibmr);
+
+	if (mr->npages == mr->max_pages)
+		return -ENOMEM;
+	mr->list[mr->npages++] = cpu_to_be64(addr);
+	return 0;
+}
+
+/*
+ * ib_map_mr_sg(): the virt-DMA addresses of @sg as a page list of the
+ * MKey's page size (4 KiB only, page_size_cap). Returns how many elements
+ * were mapped, fewer than @sg_nents when the list is full.
+ */
+int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset)
+{
+	struct shca_mr *mr = to_shca_mr(ibmr);
+
+	if (ibmr->page_size != PAGE_SIZE)
+		return -EINVAL;
+	mr->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, shca_mr_set_page);
 }
 
 /*

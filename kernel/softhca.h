@@ -159,6 +159,10 @@ struct shca_mr {
 	struct ib_umem *umem;
 	struct page **pages;		/* the MTT handed to CREATE_MKEY */
 	int access;			/* IB_ACCESS_* it was registered with */
+	u32 mkey;			/* CREATE_MKEY's key (the rkey may change) */
+	/* ib_alloc_mr (umem NULL): the page list map_mr_sg builds */
+	__be64 *list;
+	u32 npages, max_pages;
 };
 
 /*
@@ -278,6 +282,12 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 u64 length, u64 virt_addr, int access,
 				 struct ib_pd *pd, struct ib_udata *udata);
+/* IB_ACCESS_* rights as HCA_ACCESS_* (the hints dropped). */
+u32 shca_mr_access(int access);
+struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			   u32 max_num_sg);
+int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset);
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access);
 

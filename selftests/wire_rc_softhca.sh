@@ -3,7 +3,7 @@
 # "Reliable connection on the wire"): namespace "far" holds veth0
 # (198.18.0.1) and shca9, namespace "near" veth1 (198.18.0.2) and shca8,
 # and force_wire sends everything between them as packets. rc_ops,
-# rc_errors, rc_threads and rc_stress (the suites make check runs on the
+# rc_errors, rc_threads, rc_stress and mkey_inv (the suites make check runs on the
 # local fabric) run between shca9 and shca8 (SOFTHCA_RC_CROSS), softhca's
 # own semantics judged on both ends; shca9's wire counters must grow in
 # every row. Everything is put back at the end, also on failure.
@@ -19,7 +19,7 @@ had_shca0=0
 
 trap 'wire_bed_restore; rm -rf "$out"' EXIT
 
-suites=(rc_ops rc_errors rc_threads rc_stress)
+suites=(rc_ops rc_errors rc_threads rc_stress mkey_inv)
 echo "TAP version 13"
 rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
 echo "1..$((${#suites[@]} + 1))"
@@ -35,7 +35,9 @@ unknown_qpn() {
 
 for b in "${suites[@]}"; do
 	[ "$b" = rc_errors ] && u0=$(unknown_qpn)
-	wire_suite "$b shca9 <-> shca8 over the wire (force_wire)" "shca9 shca8" "$b"
+	# mkey_inv is short: a dozen messages, each an error and a reconnect.
+	wire_suite "$b shca9 <-> shca8 over the wire (force_wire)" "shca9 shca8" \
+		"$b" "$([ "$b" = mkey_inv ] && echo 10 || echo 100)"
 	[ "$b" = rc_errors ] && u1=$(unknown_qpn)
 done
 # transport_retry_exceeded and route_to_destroyed_qp_times_out send at

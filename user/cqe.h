@@ -43,6 +43,10 @@ static inline void softhca_wc_to_ibv(const struct softhca_wc *w,
 {
 	SOFTHCA_WC_COPY(wc, w, IBV_WC_WITH_IMM, IBV_WC_GRH);
 	wc->imm_data = w->imm;
+	if (w->with_inv) {
+		wc->wc_flags |= IBV_WC_WITH_INV;
+		wc->invalidated_rkey = w->inv_rkey;
+	}
 	wc->qp_num = w->qpn;
 }
 

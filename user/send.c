@@ -40,6 +40,9 @@ _Static_assert((int)IBV_WR_ATOMIC_CMP_AND_SWP == SOFTHCA_WR_ATOMIC_CMP_AND_SWP,
 	       "wr");
 _Static_assert((int)IBV_WR_ATOMIC_FETCH_AND_ADD ==
 	       SOFTHCA_WR_ATOMIC_FETCH_AND_ADD, "wr");
+_Static_assert((int)IBV_WR_LOCAL_INV == SOFTHCA_WR_LOCAL_INV, "wr");
+_Static_assert((int)IBV_WR_SEND_WITH_INV == SOFTHCA_WR_SEND_WITH_INV, "wr");
+_Static_assert((int)IBV_WC_LOCAL_INV == SOFTHCA_WC_LOCAL_INV, "wc");
 
 /* mlx5_wq_overflow: near full, look again with the CQ lock held. */
 bool softhca_sq_overflow(struct softhca_qp *qp, uint32_t nreq)
@@ -93,10 +96,15 @@ static int wr_to_desc(const struct softhca_qp *qp, const struct ibv_send_wr *wr,
 	if (opcode < 0)
 		return EINVAL;
 	op = &softhca_opcodes[opcode];
+	/* Fast registration is for kernel QPs (IB_WR_REG_MR). */
+	if (op->mkop == SOFTHCA_MKOP_REG)
+		return EINVAL;
 	d->op = op;
 	d->fm_ce_se = softhca_fm_ce_se(wr->send_flags, qp->sig_all);
 	d->send_inline = !!(wr->send_flags & IBV_SEND_INLINE);
-	d->imm = wr->imm_data;
+	/* The key a LOCAL_INV or SEND_WITH_INV names travels in ctrl.imm. */
+	d->imm = op->mkop == SOFTHCA_MKOP_NONE ? wr->imm_data :
+		 htobe32(wr->invalidate_rkey);
 	d->sg = (const struct softhca_sge *)wr->sg_list;
 	d->num_sge = (uint32_t)wr->num_sge;
 	/* The builder refuses a datagram WR without an AH or of another PD. */

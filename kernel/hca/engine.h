@@ -372,6 +372,12 @@ void hca_sq_flush(struct hca_qp *qp, u16 posted, unsigned int budget);
 int hca_wqe_parse_payload(struct hca_qp *qp, struct hca_wqe *w,
 			  const u8 *buf, u32 seg);
 void hca_sq_complete(struct hca_qp *qp, const struct hca_wqe *w);
+/*
+ * A WQE the requester runs alone (NOP, LOCAL_INV, REG_MR): its MKey
+ * operation, then its completion, or LOCAL_QP_OP_ERR.
+ */
+void hca_sq_local(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+		  const struct hca_wqe *w);
 void hca_sq_complete_one(struct hca_qp *qp, const struct hca_wqe *w);
 void hca_sq_fail(struct hca_qp *qp, const struct hca_wqe *w, u8 syndrome);
 void hca_wait_clear(struct hca_qp *qp);

@@ -66,6 +66,7 @@ static const struct hca_caps hca_caps_rev1 = {
 	.max_cq_mod_count	= 0xffff,
 	.max_cq_mod_period	= 0xfff,
 	.max_mr			= 65536,
+	.max_fast_reg_pages	= 512,
 	.max_pd			= 65536,
 	.max_uar		= 8192,
 	.max_comp_eqs		= 64,

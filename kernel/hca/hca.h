@@ -100,6 +100,7 @@ struct hca_caps {
 	u32 max_cq_mod_count;	/* MODIFY_CQ moderation: CQEs per event */
 	u32 max_cq_mod_period;	/* ... and microseconds */
 	u32 max_mr;
+	u32 max_fast_reg_pages;	/* MTT entries of one REG_MR */
 	u32 max_pd;
 	u32 max_uar;
 	u32 max_comp_eqs;	/* completion event queues (vectors) */
@@ -149,6 +150,7 @@ struct hca_cmd_free_uar_in {
 #define HCA_ACCESS_REMOTE_READ		BIT(2)
 #define HCA_ACCESS_REMOTE_ATOMIC	BIT(3)
 #define HCA_ACCESS_LOCAL_READ		BIT(4)	/* implied for every MKey */
+#define HCA_MKEY_FAST_REG		BIT(31)	/* CREATE_MKEY only */
 static_assert(HCA_ACCESS_LOCAL_WRITE == SOFTHCA_ACCESS_LOCAL_WRITE);
 static_assert(HCA_ACCESS_REMOTE_WRITE == SOFTHCA_ACCESS_REMOTE_WRITE);
 static_assert(HCA_ACCESS_REMOTE_READ == SOFTHCA_ACCESS_REMOTE_READ);
@@ -170,7 +172,13 @@ static_assert(HCA_ACCESS_LOCAL_READ == SOFTHCA_ACCESS_LOCAL_READ);
  */
 struct hca_cmd_create_mkey_in {
 	u32 pdn;
-	u32 access;			/* HCA_ACCESS_* */
+	/*
+	 * HCA_ACCESS_*; or HCA_MKEY_FAST_REG: an MKey of @pdn for REG_MR
+	 * WQEs of kernel QPs, FREE until one registers it, whose MTT is
+	 * @pages of @npages entries (the most a REG_MR may fill); iova,
+	 * length, offset and page_shift are 0.
+	 */
+	u32 access;
 	u64 iova;			/* first byte the key covers */
 	u64 length;
 	u64 offset;			/* of iova in pages[0] */

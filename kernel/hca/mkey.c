@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * softhca HCA model: memory keys (CREATE_MKEY, DESTROY_MKEY, QUERY_MKEY)
- * and the engine's access to the memory they describe.
+ * and the engine's access to the memory they describe. Fast registration
+ * and invalidation of the MKeys that allow it are mkey_fast.c.
  *
  * A key is index << 8 | variant. The index comes from an xarray (1..max_mr,
  * handed out cyclically); the variant byte of an index changes every time
@@ -55,6 +56,46 @@ static bool hca_mkey_in_valid(struct hca *hca,
 	return true;
 }
 
+/* A fast-registration MKey: its PD and an MTT of up to the caps' pages. */
+static bool hca_mkey_fast_in_valid(struct hca *hca,
+				    const struct hca_cmd_create_mkey_in *in)
+{
+	return hca_pd_valid(hca, in->pdn) &&
+	       in->access == HCA_MKEY_FAST_REG && in->pages && in->npages &&
+	       in->npages <= hca->caps->max_fast_reg_pages &&
+	       !in->iova && !in->length && !in->offset && !in->page_shift;
+}
+
+static struct hca_mkey *hca_mkey_new(struct hca *hca,
+				     const struct hca_cmd_create_mkey_in *in)
+{
+	bool fast = in->access == HCA_MKEY_FAST_REG;
+	struct hca_mkey *mkey;
+
+	if (fast ? !hca_mkey_fast_in_valid(hca, in) :
+		   !hca_mkey_in_valid(hca, in))
+		return ERR_PTR(-EINVAL);
+	mkey = kzalloc(sizeof(*mkey), GFP_KERNEL);
+	if (!mkey)
+		return ERR_PTR(-ENOMEM);
+	mkey->pdn = in->pdn;
+	mkey->pages = in->pages;
+	if (fast) {
+		mkey->fast_reg = true;
+		mkey->state = HCA_MKEY_FREE;
+		mkey->max_pages = in->npages;
+		mkey->page_shift = PAGE_SHIFT;
+		return mkey;
+	}
+	mkey->access = in->access | HCA_ACCESS_LOCAL_READ;
+	mkey->iova = in->iova;
+	mkey->length = in->length;
+	mkey->offset = in->offset;
+	mkey->page_shift = in->page_shift;
+	mkey->npages = in->npages;
+	return mkey;
+}
+
 int hca_cmd_create_mkey(struct hca *hca, const void *inbox, void *outbox)
 {
 	const struct hca_cmd_create_mkey_in *in = inbox;
@@ -65,20 +106,9 @@ int hca_cmd_create_mkey(struct hca *hca, const void *inbox, void *outbox)
 	void *old;
 	int err;
 
-	if (!hca_mkey_in_valid(hca, in))
-		return -EINVAL;
-
-	mkey = kzalloc(sizeof(*mkey), GFP_KERNEL);
-	if (!mkey)
-		return -ENOMEM;
-	mkey->pdn = in->pdn;
-	mkey->access = in->access | HCA_ACCESS_LOCAL_READ;
-	mkey->iova = in->iova;
-	mkey->length = in->length;
-	mkey->offset = in->offset;
-	mkey->page_shift = in->page_shift;
-	mkey->npages = in->npages;
-	mkey->pages = in->pages;
+	mkey = hca_mkey_new(hca, in);
+	if (IS_ERR(mkey))
+		return PTR_ERR(mkey);
 	refcount_set(&mkey->users, 1);
 	init_completion(&mkey->free);
 
@@ -116,7 +146,8 @@ int hca_cmd_destroy_mkey(struct hca *hca, const void *inbox, void *outbox)
 
 	xa_lock(&hca->mkeys);
 	mkey = xa_load(&hca->mkeys, index);
-	if (!mkey || mkey->key != in->mkey) {
+	/* A fast-registration MKey's key byte is the consumer's. */
+	if (!mkey || (!mkey->fast_reg && mkey->key != in->mkey)) {
 		xa_unlock(&hca->mkeys);
 		return -EINVAL;
 	}
@@ -223,12 +254,34 @@ struct hca_mkey *hca_mkey_get(struct hca *hca, u32 key, u32 pdn,
 int hca_mkey_check(const struct hca_mkey *mkey, u32 pdn, u32 access,
 		    u64 va, u64 len)
 {
+	/*
+	 * The caller's reference before the state: pairs with the barrier
+	 * of an invalidation between FREE and its count of references.
+	 */
+	smp_mb__after_atomic();
+	/* Acquire: REG_MR's fields before its VALID (release). */
+	if (unlikely(smp_load_acquire(&mkey->state) != HCA_MKEY_VALID))
+		return -EACCES;
 	if (mkey->pdn != (pdn & ~HCA_PDN_RLKEY) || (access & ~mkey->access))
 		return -EACCES;
 	if (va < mkey->iova || len > mkey->length ||
 	    va - mkey->iova > mkey->length - len)
 		return -ERANGE;
 	return 0;
+}
+
+struct hca_mkey *hca_mkey_get_index(struct hca *hca, u32 key)
+{
+	struct hca_mkey *mkey;
+
+	if (key == HCA_RESERVED_LKEY)
+		return NULL;
+	rcu_read_lock();
+	mkey = xa_load(&hca->mkeys, key >> HCA_MKEY_INDEX_SHIFT);
+	if (mkey && !refcount_inc_not_zero(&mkey->users))
+		mkey = NULL;
+	rcu_read_unlock();
+	return mkey;
 }
 
 /* @va + @len within @mkey (checked by hca_mkey_get() already). */

@@ -87,6 +87,7 @@ struct hca {
 	/* cmd: allocation state (mkey.c, qp_ctx.c) */
 	u8 *mkey_variant;		/* last variant byte of each MKey index */
 	atomic64_t mkey_gen;		/* DESTROY_MKEYs so far: cache check */
+	atomic64_t mkey_inval_timeouts;	/* mkey_fast.c: accesses outwaited */
 	u32 mkey_next;			/* xa_alloc_cyclic cursors */
 	u32 cq_next;
 	u32 qp_next;
@@ -232,9 +233,23 @@ struct hca_mkey {
 	unsigned int page_shift;
 	unsigned long npages;
 	struct page **pages;		/* the MTT; pinned by the driver */
+	/*
+	 * A fast-registration MKey (ib_alloc_mr): REG_MR WQEs fill the MTT
+	 * (up to max_pages) while FREE and make it VALID; LOCAL_INV and a
+	 * SEND with invalidate make it FREE again (mkey_fast.c). Every
+	 * other MKey is VALID for good.
+	 */
+	u8 state;			/* enum hca_mkey_state */
+	bool fast_reg;
+	unsigned long max_pages;
 	refcount_t users;		/* lookups in flight + 1 */
 	struct completion free;		/* users reached 0 */
 	struct rcu_head rcu;
+};
+
+enum hca_mkey_state {
+	HCA_MKEY_VALID,
+	HCA_MKEY_FREE,
 };
 
 /*
@@ -292,6 +307,27 @@ struct hca_mkey_cache {
 	struct hca_mkey *mkey;
 	u64 gen;
 };
+
+/*
+ * mkey_fast.c, from the requester (REG_MR, LOCAL_INV WQEs of a QP of
+ * @pdn) and the responder (a SEND with invalidate): 0, or -EINVAL for a
+ * key that is not a fast-registration MKey of @pdn or a malformed
+ * registration, -EBUSY for a REG_MR of an MKey that is not FREE.
+ */
+struct hca_fast_reg {
+	u32 key;			/* the new key: index, key byte */
+	u32 access;			/* HCA_ACCESS_* */
+	u64 iova;
+	u64 length;
+	u32 page_shift;
+	u32 npages;
+	const __be64 *list;		/* npages kernel addresses of pages */
+};
+
+int hca_mkey_fast_reg(struct hca *hca, u32 pdn, const struct hca_fast_reg *r);
+int hca_mkey_invalidate(struct hca *hca, u32 pdn, u32 key);
+/* mkey.c: the MKey at @key's index, whatever its key byte, referenced. */
+struct hca_mkey *hca_mkey_get_index(struct hca *hca, u32 key);
 
 /* Rights and bounds of @mkey for an access of @len bytes at @va. */
 int hca_mkey_check(const struct hca_mkey *mkey, u32 pdn, u32 access,

@@ -367,6 +367,53 @@ void hca_sq_fail(struct hca_qp *qp, const struct hca_wqe *w, u8 syndrome)
 	hca_qp_set_sq_err(qp);
 }
 
+/*
+ * REG_MR: the UMR segment and the page list pointer after ctrl, from a
+ * kernel QP only (a user QP's ring is the user's: it must not point the
+ * model at kernel memory). The list is read by mkey_fast.c.
+ */
+static int hca_sq_fast_reg(struct hca_qp *qp, const struct hca_wqe *w,
+			   const u8 *buf)
+{
+	const struct softhca_wqe_umr_seg *u = (const void *)(buf +
+							     SOFTHCA_DS_SIZE);
+	const struct softhca_wqe_data_seg *d = (const void *)(u + 1);
+	struct hca_fast_reg r;
+
+	if (!(qp->flags & HCA_QP_PRIVILEGED) || w->ds != SOFTHCA_UMR_DS)
+		return -EINVAL;
+	r.key = be32_to_cpu(u->mkey);
+	r.access = be32_to_cpu(u->access);
+	r.iova = be64_to_cpu(u->iova);
+	r.length = be64_to_cpu(u->length);
+	r.page_shift = be32_to_cpu(u->page_shift);
+	r.npages = be32_to_cpu(u->npages);
+	if (be32_to_cpu(d->lkey) != HCA_RESERVED_LKEY ||
+	    be32_to_cpu(d->byte_count) != (u64)r.npages * sizeof(__be64))
+		return -EINVAL;
+	r.list = (const __be64 *)(uintptr_t)be64_to_cpu(d->addr);
+	return hca_mkey_fast_reg(qp->hca, qp->pdn, &r);
+}
+
+void hca_sq_local(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+		  const struct hca_wqe *w)
+{
+	int err = 0;
+
+	/* A wire without packets for an opcode fails it, never drops it. */
+	if (unlikely(!softhca_opcode_is_local(w->op)))
+		err = -EOPNOTSUPP;
+	else if (w->op->mkop == SOFTHCA_MKOP_REG)
+		err = hca_sq_fast_reg(qp, w, ctx->wqe_buf);
+	else if (w->op->mkop == SOFTHCA_MKOP_LINV)
+		err = hca_mkey_invalidate(qp->hca, qp->pdn, be32_to_cpu(w->imm));
+
+	if (err)
+		hca_sq_fail(qp, w, SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	else
+		hca_sq_complete(qp, w);
+}
+
 enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			    u16 posted, s64 now)
 {
@@ -416,7 +463,7 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	}
 
 	if (softhca_opcode_is_local(w->op)) {
-		hca_sq_complete(qp, w);
+		hca_sq_local(ctx, qp, w);
 		return HCA_STEP_DONE;
 	}
 

@@ -262,7 +262,8 @@ static inline void hca_resp_cqe(struct hca_exec_ctx *ctx,
 
 	memset(&cqe, 0, sizeof(cqe));
 	cqe.flags_rqpn = cpu_to_be32(req->qpn & SOFTHCA_24BIT_MASK);
-	if (w->op->flags & SOFTHCA_OPF_IMM)
+	/* The immediate, or the rkey a SEND_WITH_INV invalidated. */
+	if (softhca_opcode_has_imm(w->op))
 		cqe.imm_inval_pkey = w->imm;
 	cqe.byte_cnt = cpu_to_be32(byte_cnt);
 	cqe.sop_drop_qpn = cpu_to_be32(resp->qpn & SOFTHCA_24BIT_MASK);
@@ -339,6 +340,18 @@ static void hca_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *req,
 			 &ctx->remote, len, &resp->eng->keys)) {
 		hca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
 		hca_resp_nak(ctx, resp, ans, SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR);
+		return;
+	}
+	/*
+	 * SEND_WITH_INV: once the message can be taken, the key goes, before
+	 * any byte lands and before the CQE that names it.
+	 */
+	if (unlikely(w->op->mkop == SOFTHCA_MKOP_RINV) &&
+	    hca_mkey_invalidate(resp->hca, resp->pdn, be32_to_cpu(w->imm))) {
+		hca_sgl_put(&ctx->remote);
+		hca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+		hca_resp_nak(ctx, resp, ans,
+			      SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 		return;
 	}
 	hca_sgl_copy(ctx, &ctx->remote, 0, &w->local, len);

@@ -26,7 +26,7 @@
 #define HCA_WIRE_INFINITE_RETRY_NS	(100 * NSEC_PER_MSEC)
 
 enum hca_wreq_kind {
-	HCA_WREQ_NONE,		/* no packet: a local opcode (NOP) */
+	HCA_WREQ_NONE,		/* no packet: a local opcode (NOP, MKey ops) */
 	HCA_WREQ_SEGMENTED,	/* SEND, WRITE: FIRST, MIDDLE, LAST or ONLY */
 	HCA_WREQ_READ,		/* one request, its responses take the PSNs */
 	HCA_WREQ_ATOMIC,	/* one request, one atomic ACK */
@@ -35,17 +35,23 @@ enum hca_wreq_kind {
 /*
  * The packets of each send opcode: the wire operation of its first packet
  * (of a segmented message, MIDDLE, LAST, LAST_IMM, ONLY and ONLY_IMM
- * follow it in IBTA's numbering, asserted below) and how it is split.
+ * follow it in IBTA's numbering, asserted below; SEND_WITH_INV ends in
+ * LAST_INV or ONLY_INV instead) and how it is split.
  */
 static const struct hca_wire_req_op {
 	u8 first;
 	u8 kind;
 	bool imm;
 	bool reth;		/* RETH in the first packet */
+	bool inv;		/* IETH in the last: SEND_LAST/ONLY_INV */
 } hca_wire_req_ops[SOFTHCA_OPCODE_CNT] = {
 	[SOFTHCA_OPCODE_NOP] = { 0, HCA_WREQ_NONE, false, false },
+	[SOFTHCA_OPCODE_LOCAL_INV] = { 0, HCA_WREQ_NONE, false, false },
+	[SOFTHCA_OPCODE_UMR] = { 0, HCA_WREQ_NONE, false, false },
 	[SOFTHCA_OPCODE_SEND] = {
 		HCA_WOP_SEND_FIRST, HCA_WREQ_SEGMENTED, false, false },
+	[SOFTHCA_OPCODE_SEND_INV] = {
+		HCA_WOP_SEND_FIRST, HCA_WREQ_SEGMENTED, false, false, true },
 	[SOFTHCA_OPCODE_SEND_IMM] = {
 		HCA_WOP_SEND_FIRST, HCA_WREQ_SEGMENTED, true, false },
 	[SOFTHCA_OPCODE_RDMA_WRITE] = {
@@ -77,12 +83,14 @@ static inline bool hca_wire_is_rd(u8 opcode)
 static u8 hca_wire_seg_op(const struct hca_wire_req_op *rop, u32 k, u32 n)
 {
 	if (n == 1)
-		return rop->first + (rop->imm ? 5 : 4);
+		return rop->inv ? HCA_WOP_SEND_ONLY_INV :
+				  rop->first + (rop->imm ? 5 : 4);
 	if (!k)
 		return rop->first;
 	if (k < n - 1)
 		return rop->first + 1;
-	return rop->first + (rop->imm ? 3 : 2);
+	return rop->inv ? HCA_WOP_SEND_LAST_INV :
+			  rop->first + (rop->imm ? 3 : 2);
 }
 
 static u32 hca_wire_npkts(const struct hca_wire_qp *wq, u8 opcode, u32 len)
@@ -135,6 +143,8 @@ static void hca_wire_req_packet(struct hca_qp *qp, struct hca_wire_qp *wq,
 		}
 		if (last && rop->imm)
 			h.imm = w->imm;
+		if (last && rop->inv)
+			h.ieth_rkey = be32_to_cpu(w->imm);
 		if (last && (w->fm_ce_se & SOFTHCA_WQE_CTRL_SOLICITED))
 			h.flags |= HCA_BTH_SE;
 		break;
@@ -286,7 +296,7 @@ static bool hca_wire_req_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		if (!f && hca_wire_req_ops[w->opcode].kind == HCA_WREQ_NONE) {
 			if (r->nfl)
 				break;
-			hca_sq_complete(qp, w);
+			hca_sq_local(ctx, qp, w);
 			WRITE_ONCE(r->sq_sent, qp->sq_ci);
 			return true;
 		}

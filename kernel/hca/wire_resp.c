@@ -183,6 +183,8 @@ static void hca_wire_resp_cqe(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	cqe.flags_rqpn = cpu_to_be32(qp->eng->wire->dest_qpn);
 	if (pkt->op->hdrs & HCA_WH_IMM)
 		cqe.imm_inval_pkey = pkt->h.imm;
+	else if (pkt->op->hdrs & HCA_WH_IETH)
+		cqe.imm_inval_pkey = cpu_to_be32(pkt->h.ieth_rkey);
 	cqe.byte_cnt = cpu_to_be32(byte_cnt);
 	cqe.sop_drop_qpn = cpu_to_be32(qp->qpn & SOFTHCA_24BIT_MASK);
 	cqe.wqe_counter = cpu_to_be16(qp->rq_ci);
@@ -260,6 +262,15 @@ static void hca_wire_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 				       HCA_NAK_REMOTE_OP_ERR);
 		return;
 	}
+	/* SEND_LAST/ONLY_INV: an rkey of this QP's PD, before the bytes. */
+	if ((pkt->op->hdrs & HCA_WH_IETH) &&
+	    hca_mkey_invalidate(qp->hca, qp->pdn, pkt->h.ieth_rkey)) {
+		hca_sgl_put(&ctx->remote);
+		hca_wire_resp_rwqe_err(ctx, qp, pkt,
+				       SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR,
+				       HCA_NAK_INVALID_REQUEST);
+		return;
+	}
 	hca_wire_resp_place(ctx, &ctx->remote, rs->msg_off, pkt);
 	hca_sgl_put(&ctx->remote);
 	rs->msg_off = end;
@@ -268,6 +279,8 @@ static void hca_wire_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	if (pkt->op->flags & HCA_WF_LAST) {
 		hca_wire_resp_cqe(ctx, qp, pkt, pkt->op->hdrs & HCA_WH_IMM ?
 				  SOFTHCA_CQE_RESP_SEND_IMM :
+				  pkt->op->hdrs & HCA_WH_IETH ?
+				  SOFTHCA_CQE_RESP_SEND_INV :
 				  SOFTHCA_CQE_RESP_SEND, end);
 		hca_wire_resp_msg_done(rs);
 	}

@@ -68,18 +68,19 @@ wire_bed_restore() {
 	fi
 }
 
-# wire_suite NAME PAIR BINARY: a kselftest binary of $bin with
-# SOFTHCA_RC_CROSS=PAIR, one TAP row; shca9 must send wire packets. The
+# wire_suite NAME PAIR BINARY [MIN]: a kselftest binary of $bin with
+# SOFTHCA_RC_CROSS=PAIR, one TAP row; shca9 must send more than MIN (100)
+# wire packets. The
 # caller sets bin (build/selftests) and out (a scratch directory).
 # shellcheck disable=SC2154
 wire_suite() {
-	local name=$1 pair=$2 b=$3 res tot tx0 tx1
+	local name=$1 pair=$2 b=$3 min=${4:-100} res tot tx0 tx1
 	tx0=$(wire_stat shca9 wire_tx_packets far)
 	SOFTHCA_RC_CROSS="$pair" timeout -k 5 900 "$bin/$b" >"$out/suite" 2>&1
 	res=$?
 	tx1=$(wire_stat shca9 wire_tx_packets far)
 	tot=$(grep -E '^# Totals:' "$out/suite" | tail -n 1)
-	if [ "$res" = 0 ] && grep -q 'fail:0 ' <<<"$tot" && [ $((tx1 - tx0)) -gt 100 ]; then
+	if [ "$res" = 0 ] && grep -q 'fail:0 ' <<<"$tot" && [ $((tx1 - tx0)) -gt "$min" ]; then
 		ok "$name # ${tot#\# }; shca9 sent $((tx1 - tx0)) wire packets"
 	else
 		echo "# exit $res, shca9 sent $((tx1 - tx0)) wire packets"

@@ -490,10 +490,10 @@ static void kt_atomics_and_bad_wr(struct kt_ctx *c)
 		 v == 0x1122334455667788ULL, "swapped value %llx", v);
 
 	/* No such opcode here: EINVAL, bad_wr names it, nothing posted. */
-	inv.opcode = IB_WR_LOCAL_INV;
+	inv.opcode = IB_WR_BIND_MW;
 	inv.send_flags = IB_SEND_SIGNALED;
 	KT_CHECK(ib_post_send(c->qpa, &inv, &bad) == -EINVAL && bad == &inv,
-		 "LOCAL_INV accepted");
+		 "BIND_MW accepted");
 
 	/* The WQE builder's checks (the provider's): an atomic is one SGE. */
 	two[0] = sge;

@@ -294,7 +294,7 @@ static void requester_cqes_to_wc(void)
 	}
 	/* NOP and opcodes softhca never runs complete their WR as an error. */
 	for (uint32_t op = 0; op < 256; op++) {
-		if (op == 0x00 || op == 0x01 || op == 0x0f || op == 0x13 ||
+		if (op == 0x00 || op == 0x02 || op == 0x0f || op == 0x13 ||
 		    op == 0x2f || op == 0x30 || op == 0xff) {
 			wq_pair_init(&q, 0, 1);
 			memset(&c, 0, sizeof(c));
@@ -359,6 +359,23 @@ static void responder_cqes_to_wc(void)
 	CHECK_EQ(wc.byte_len, 512);
 	CHECK_EQ(wc.wr_id, 0x202);
 	CHECK_EQ(q.rq.tail, 3);
+
+	/* SEND_WITH_INV: the invalidated rkey, host order, no immediate. */
+	wq_pair_init(&q, 0, 1);
+	memset(&c, 0, sizeof(c));
+	memcpy(&c.b[36], imm_bytes, 4);		/* the rkey, big-endian */
+	put32(&c.b[44], 100);
+	put32(&c.b[56], 0x0000002a);
+	c.b[63] = SOFTHCA_CQE_RESP_SEND_INV << 4;
+	wc_poison(&wc);
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
+	CHECK_EQ(wc.status, SOFTHCA_WC_SUCCESS);
+	CHECK_EQ(wc.opcode, SOFTHCA_WC_RECV);
+	CHECK_EQ(wc.with_imm, 0);
+	CHECK_EQ(wc.with_inv, 1);
+	CHECK_EQ(wc.inv_rkey, 0x12345678);
+	CHECK_EQ(wc.byte_len, 100);
+	CHECK_EQ(wc.wr_id, 0x200);
 }
 
 /* A requester CQE of wqe_counter @counter (SEND) decoded against @q. */
@@ -442,7 +459,7 @@ static void cqe_retires_only_outstanding_wrs(void)
 
 static void unknown_cqe_opcodes(void)
 {
-	static const uint8_t ops[] = { 0x4, 0x5, 0x6, 0xc, SOFTHCA_CQE_INVALID };
+	static const uint8_t ops[] = { 0x5, 0x6, 0xc, SOFTHCA_CQE_INVALID };
 	struct cqe_buf c;
 	struct softhca_wc wc;
 	struct wq_pair q;
@@ -476,12 +493,13 @@ static void cqe_kinds_match_the_opcode_table(void)
 		CHECK_EQ(k->wq, SOFTHCA_CQE_WQ_RQ);
 		CHECK_EQ(k->error, 0);
 		CHECK_EQ(k->with_imm, !!(o->flags & SOFTHCA_OPF_IMM));
+		CHECK_EQ(k->with_inv, o->mkop == SOFTHCA_MKOP_RINV);
 		/* A write's immediate is its own kind of receive. */
 		CHECK_EQ(k->wc_opcode,
 			 o->remote_access ? SOFTHCA_WC_RECV_RDMA_WITH_IMM :
 					    SOFTHCA_WC_RECV);
 	}
-	CHECK_EQ(recv, 3);			/* SEND, SEND_IMM, WRITE_IMM */
+	CHECK_EQ(recv, 4);	/* SEND, SEND_IMM, SEND_INV, WRITE_IMM */
 	CHECK_EQ(softhca_cqe_kinds[SOFTHCA_CQE_REQ].wq, SOFTHCA_CQE_WQ_SQ);
 	CHECK_EQ(softhca_cqe_kinds[SOFTHCA_CQE_REQ_ERR].wq, SOFTHCA_CQE_WQ_SQ);
 	CHECK_EQ(softhca_cqe_kinds[SOFTHCA_CQE_REQ_ERR].error, 1);

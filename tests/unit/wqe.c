@@ -509,9 +509,11 @@ static void opcode_and_flags(void)
 	CHECK_EQ(softhca_wr_opcode(IBV_WR_RDMA_READ), 0x10);
 	CHECK_EQ(softhca_wr_opcode(IBV_WR_ATOMIC_CMP_AND_SWP), 0x11);
 	CHECK_EQ(softhca_wr_opcode(IBV_WR_ATOMIC_FETCH_AND_ADD), 0x12);
-	CHECK_EQ(softhca_wr_opcode(IBV_WR_LOCAL_INV), -1);
+	CHECK_EQ(softhca_wr_opcode(IBV_WR_LOCAL_INV), 0x1b);
 	CHECK_EQ(softhca_wr_opcode(IBV_WR_BIND_MW), -1);
-	CHECK_EQ(softhca_wr_opcode(IBV_WR_SEND_WITH_INV), -1);
+	CHECK_EQ(softhca_wr_opcode(IBV_WR_SEND_WITH_INV), 0x01);
+	CHECK_EQ(softhca_wr_opcode(0x20 /* IB_WR_REG_MR */), 0x25);
+	CHECK_EQ(softhca_wr_opcode(0x21), -1);
 	CHECK_EQ(softhca_wr_opcode(IBV_WR_TSO), -1);
 	CHECK_EQ(softhca_wr_opcode(99), -1);
 	CHECK_EQ(softhca_wr_opcode(-1), -1);	/* never NOP's "no WR" */
@@ -532,35 +534,43 @@ static void opcode_table_rows(void)
 		int wr;
 		uint8_t segs, flags, local, remote, resp_cqe;
 		int wc;
+		uint8_t mkop;
 	} rows[] = {
 #define R SOFTHCA_SEG_RADDR
 #define A SOFTHCA_SEG_ATOMIC
 #define D SOFTHCA_SEG_DATA
 #define I SOFTHCA_SEG_INLINE
-		{ 0x00, "NOP", -1, 0, 0, 0, 0, SOFTHCA_CQE_INVALID, -1 },
+		{ 0x00, "NOP", -1, 0, 0, 0, 0, SOFTHCA_CQE_INVALID, -1, 0 },
+		{ 0x01, "SEND_INV", IBV_WR_SEND_WITH_INV, D | I,
+		  SOFTHCA_OPF_RECV, SOFTHCA_ACCESS_LOCAL_READ, 0,
+		  SOFTHCA_CQE_RESP_SEND_INV, IBV_WC_SEND, SOFTHCA_MKOP_RINV },
+		{ 0x1b, "LOCAL_INV", IBV_WR_LOCAL_INV, 0, 0, 0, 0,
+		  SOFTHCA_CQE_INVALID, IBV_WC_LOCAL_INV, SOFTHCA_MKOP_LINV },
+		{ 0x25, "UMR", 0x20 /* IB_WR_REG_MR */, 0, 0, 0, 0,
+		  SOFTHCA_CQE_INVALID, 8 /* IB_WC_REG_MR */, SOFTHCA_MKOP_REG },
 		{ 0x08, "RDMA_WRITE", IBV_WR_RDMA_WRITE, R | D | I, 0,
 		  SOFTHCA_ACCESS_LOCAL_READ, SOFTHCA_ACCESS_REMOTE_WRITE,
-		  SOFTHCA_CQE_INVALID, IBV_WC_RDMA_WRITE },
+		  SOFTHCA_CQE_INVALID, IBV_WC_RDMA_WRITE, 0 },
 		{ 0x09, "RDMA_WRITE_IMM", IBV_WR_RDMA_WRITE_WITH_IMM, R | D | I,
 		  SOFTHCA_OPF_IMM | SOFTHCA_OPF_RECV, SOFTHCA_ACCESS_LOCAL_READ,
 		  SOFTHCA_ACCESS_REMOTE_WRITE, SOFTHCA_CQE_RESP_WR_IMM,
-		  IBV_WC_RDMA_WRITE },
+		  IBV_WC_RDMA_WRITE, 0 },
 		{ 0x0a, "SEND", IBV_WR_SEND, D | I, SOFTHCA_OPF_RECV,
 		  SOFTHCA_ACCESS_LOCAL_READ, 0, SOFTHCA_CQE_RESP_SEND,
-		  IBV_WC_SEND },
+		  IBV_WC_SEND, 0 },
 		{ 0x0b, "SEND_IMM", IBV_WR_SEND_WITH_IMM, D | I,
 		  SOFTHCA_OPF_IMM | SOFTHCA_OPF_RECV, SOFTHCA_ACCESS_LOCAL_READ,
-		  0, SOFTHCA_CQE_RESP_SEND_IMM, IBV_WC_SEND },
+		  0, SOFTHCA_CQE_RESP_SEND_IMM, IBV_WC_SEND, 0 },
 		{ 0x10, "RDMA_READ", IBV_WR_RDMA_READ, R | D, 0,
 		  SOFTHCA_ACCESS_LOCAL_WRITE, SOFTHCA_ACCESS_REMOTE_READ,
-		  SOFTHCA_CQE_INVALID, IBV_WC_RDMA_READ },
+		  SOFTHCA_CQE_INVALID, IBV_WC_RDMA_READ, 0 },
 		{ 0x11, "ATOMIC_CS", IBV_WR_ATOMIC_CMP_AND_SWP, R | A | D,
 		  SOFTHCA_OPF_COMPARE, SOFTHCA_ACCESS_LOCAL_WRITE,
 		  SOFTHCA_ACCESS_REMOTE_ATOMIC, SOFTHCA_CQE_INVALID,
-		  IBV_WC_COMP_SWAP },
+		  IBV_WC_COMP_SWAP, 0 },
 		{ 0x12, "ATOMIC_FA", IBV_WR_ATOMIC_FETCH_AND_ADD, R | A | D, 0,
 		  SOFTHCA_ACCESS_LOCAL_WRITE, SOFTHCA_ACCESS_REMOTE_ATOMIC,
-		  SOFTHCA_CQE_INVALID, IBV_WC_FETCH_ADD },
+		  SOFTHCA_CQE_INVALID, IBV_WC_FETCH_ADD, 0 },
 #undef R
 #undef A
 #undef D
@@ -586,7 +596,14 @@ static void opcode_table_rows(void)
 		CHECK_EQ(op->remote_access, rows[i].remote);
 		CHECK_EQ(op->resp_cqe, rows[i].resp_cqe);
 		CHECK_EQ(op->wc_opcode, rows[i].wc);
-		CHECK_EQ(softhca_opcode_is_local(op), rows[i].opcode == 0);
+		CHECK_EQ(op->mkop, rows[i].mkop);
+		CHECK_EQ(softhca_opcode_is_local(op),
+			 rows[i].opcode == 0 || rows[i].opcode == 0x1b ||
+			 rows[i].opcode == 0x25);
+		CHECK_EQ(softhca_opcode_has_imm(op),
+			 !!(rows[i].flags & SOFTHCA_OPF_IMM) ||
+			 rows[i].mkop == SOFTHCA_MKOP_LINV ||
+			 rows[i].mkop == SOFTHCA_MKOP_RINV);
 		/* Datagram QPs post SENDs only; every opcode runs on RC. */
 		CHECK_EQ(op->tp, SOFTHCA_TP_RC |
 			 (rows[i].wr == IBV_WR_SEND ||
@@ -601,11 +618,11 @@ static void opcode_table_rows(void)
 	for (uint32_t o = 0; o < 0x200; o++)
 		known += softhca_opcode_info(o) != NULL;
 	CHECK_EQ(known, sizeof(rows) / sizeof(rows[0]));
-	CHECK(!softhca_opcode_info(0x01));
+	CHECK(!softhca_opcode_info(0x02));
 	CHECK(!softhca_opcode_info(SOFTHCA_OPCODE_CNT));
-	CHECK(!softhca_opcode_on(0x01, SOFTHCA_TP_RC | SOFTHCA_TP_UD));
+	CHECK(!softhca_opcode_on(0x02, SOFTHCA_TP_RC | SOFTHCA_TP_UD));
 	CHECK(!softhca_opcode_on(SOFTHCA_OPCODE_CNT, SOFTHCA_TP_RC));
-	CHECK(!strcmp(softhca_opcode_name(0x01), "unknown"));
+	CHECK(!strcmp(softhca_opcode_name(0x02), "unknown"));
 }
 
 /* A whole RDMA_WRITE_WITH_IMM WQE as post_send builds it. */

@@ -57,6 +57,7 @@ struct softhca_cqe_kind {
 	__u8 error;			/* syndrome, vendor_err_synd are set */
 	__u8 wc_opcode;			/* responder: SOFTHCA_WC_RECV* */
 	__u8 with_imm;			/* responder: imm_inval_pkey is set */
+	__u8 with_inv;			/* ... to the rkey it invalidated */
 };
 
 static const struct softhca_cqe_kind softhca_cqe_kinds[16] = {
@@ -65,6 +66,8 @@ static const struct softhca_cqe_kind softhca_cqe_kinds[16] = {
 					SOFTHCA_WC_RECV_RDMA_WITH_IMM, 1 },
 	[SOFTHCA_CQE_RESP_SEND]	    = { SOFTHCA_CQE_WQ_RQ, 0, SOFTHCA_WC_RECV, 0 },
 	[SOFTHCA_CQE_RESP_SEND_IMM] = { SOFTHCA_CQE_WQ_RQ, 0, SOFTHCA_WC_RECV, 1 },
+	[SOFTHCA_CQE_RESP_SEND_INV] = { SOFTHCA_CQE_WQ_RQ, 0, SOFTHCA_WC_RECV, 0,
+					1 },
 	[SOFTHCA_CQE_REQ_ERR]	    = { SOFTHCA_CQE_WQ_SQ, 1, 0, 0 },
 	[SOFTHCA_CQE_RESP_ERR]	    = { SOFTHCA_CQE_WQ_RQ, 1, SOFTHCA_WC_RECV, 0 },
 };
@@ -160,6 +163,8 @@ struct softhca_wc {
 	__u8 vendor_err;
 	__u8 sl;			/* responder */
 	__u8 with_imm;
+	__u8 with_inv;			/* inv_rkey was invalidated */
+	__u32 inv_rkey;
 	/* A datagram's responder CQE: the GRH area heads the buffer. */
 	__u8 grh;
 	__u8 l3;			/* SOFTHCA_CQE_L3_IPV4 / _IPV6 */
@@ -246,6 +251,10 @@ static inline void softhca_cqe_decode_resp(const struct softhca_cqe *cqe,
 		wc->with_imm = 1;
 		wc->imm = cqe->imm_inval_pkey;
 	}
+	if (k->with_inv) {
+		wc->with_inv = 1;
+		wc->inv_rkey = __be32_to_cpu(cqe->imm_inval_pkey);
+	}
 	wc->byte_len = __be32_to_cpu(cqe->byte_cnt);
 	wc->src_qp = rqpn & SOFTHCA_24BIT_MASK;
 	if (((rqpn >> SOFTHCA_CQE_GRH_SHIFT) & SOFTHCA_CQE_GRH_MASK) ==
@@ -278,6 +287,8 @@ static inline int softhca_cqe_decode(const struct softhca_cqe *cqe,
 	wc->vendor_err = 0;
 	wc->sl = 0;
 	wc->with_imm = 0;
+	wc->with_inv = 0;
+	wc->inv_rkey = 0;
 	wc->grh = 0;
 	wc->vlan = 0;
 	if (k->wq == SOFTHCA_CQE_WQ_SQ) {

@@ -44,8 +44,28 @@ enum {
 	SOFTHCA_WR_RDMA_READ		= 4,
 	SOFTHCA_WR_ATOMIC_CMP_AND_SWP	= 5,
 	SOFTHCA_WR_ATOMIC_FETCH_AND_ADD	= 6,
-	SOFTHCA_WR_CNT			= 7,	/* every WR below has a row */
+	SOFTHCA_WR_LOCAL_INV		= 7,
+	SOFTHCA_WR_SEND_WITH_INV	= 9,
+	SOFTHCA_WR_REG_MR		= 0x20,	/* kernel only (IB_WR_REG_MR) */
+	SOFTHCA_WR_CNT			= 0x21,	/* above every WR opcode */
 };
+
+/* The WR opcodes that have a row (checked below). */
+#define SOFTHCA_WR_ROWS	(((1ULL << SOFTHCA_WR_LOCAL_INV) - 1) |	\
+			 1ULL << SOFTHCA_WR_LOCAL_INV |			\
+			 1ULL << SOFTHCA_WR_SEND_WITH_INV |		\
+			 1ULL << SOFTHCA_WR_REG_MR)
+
+/*
+ * What an opcode does to an MKey (the opcode table's mk column): register
+ * the one its UMR segment names (kernel QPs only: fast registration),
+ * invalidate the key its ctrl.imm carries at the requester (LOCAL_INV), or
+ * have the responder invalidate it after the SEND (SEND_WITH_INV).
+ */
+#define SOFTHCA_MKOP_NONE		0
+#define SOFTHCA_MKOP_REG		1
+#define SOFTHCA_MKOP_LINV		2
+#define SOFTHCA_MKOP_RINV		3
 
 /*
  * Transports (QP service types) of the opcode table's rc / ud columns: the
@@ -73,6 +93,9 @@ enum {
  *           requester's
  *   rv      consumes a receive WQE at the responder (and completes it there)
  *   cmp     compare-and-swap: the atomic segment's compare is used
+ *   mk      SOFTHCA_MKOP_*: what it does to an MKey (ctrl.imm names the
+ *           key of LINV and RINV; REG has a UMR segment and the page list
+ *           pointer instead of the segments above)
  *   local   SOFTHCA_ACCESS_* the requester's SGEs need
  *   remote  SOFTHCA_ACCESS_* the responder checks on the QP and the rkey;
  *           also what the responder does: NONE a SEND (or nothing, if it
@@ -83,15 +106,18 @@ enum {
  *   cqe     the responder's CQE opcode (SOFTHCA_CQE_RESP_*)
  */
 #define SOFTHCA_OPCODE_LIST(X)						\
-/*	name            opcode wr                    rc ud ra at da in imm rv cmp local        remote         wc          cqe */ \
-	X(NOP,            0x00, NONE,                  1, 0, 0, 0, 0, 0, 0,  0, 0,  NONE,        NONE,          NONE,       NONE)          \
-	X(RDMA_WRITE,     0x08, RDMA_WRITE,            1, 0, 1, 0, 1, 1, 0,  0, 0,  LOCAL_READ,  REMOTE_WRITE,  RDMA_WRITE, NONE)          \
-	X(RDMA_WRITE_IMM, 0x09, RDMA_WRITE_WITH_IMM,   1, 0, 1, 0, 1, 1, 1,  1, 0,  LOCAL_READ,  REMOTE_WRITE,  RDMA_WRITE, RESP_WR_IMM)   \
-	X(SEND,           0x0a, SEND,                  1, 1, 0, 0, 1, 1, 0,  1, 0,  LOCAL_READ,  NONE,          SEND,       RESP_SEND)     \
-	X(SEND_IMM,       0x0b, SEND_WITH_IMM,         1, 1, 0, 0, 1, 1, 1,  1, 0,  LOCAL_READ,  NONE,          SEND,       RESP_SEND_IMM) \
-	X(RDMA_READ,      0x10, RDMA_READ,             1, 0, 1, 0, 1, 0, 0,  0, 0,  LOCAL_WRITE, REMOTE_READ,   RDMA_READ,  NONE)          \
-	X(ATOMIC_CS,      0x11, ATOMIC_CMP_AND_SWP,    1, 0, 1, 1, 1, 0, 0,  0, 1,  LOCAL_WRITE, REMOTE_ATOMIC, COMP_SWAP,  NONE)          \
-	X(ATOMIC_FA,      0x12, ATOMIC_FETCH_AND_ADD,  1, 0, 1, 1, 1, 0, 0,  0, 0,  LOCAL_WRITE, REMOTE_ATOMIC, FETCH_ADD,  NONE)
+/*	name            opcode wr                    rc ud ra at da in imm rv cmp mk    local        remote         wc          cqe */ \
+	X(NOP,            0x00, NONE,                  1, 0, 0, 0, 0, 0, 0,  0, 0,  NONE, NONE,        NONE,          NONE,       NONE)          \
+	X(SEND_INV,       0x01, SEND_WITH_INV,         1, 0, 0, 0, 1, 1, 0,  1, 0,  RINV, LOCAL_READ,  NONE,          SEND,       RESP_SEND_INV) \
+	X(RDMA_WRITE,     0x08, RDMA_WRITE,            1, 0, 1, 0, 1, 1, 0,  0, 0,  NONE, LOCAL_READ,  REMOTE_WRITE,  RDMA_WRITE, NONE)          \
+	X(RDMA_WRITE_IMM, 0x09, RDMA_WRITE_WITH_IMM,   1, 0, 1, 0, 1, 1, 1,  1, 0,  NONE, LOCAL_READ,  REMOTE_WRITE,  RDMA_WRITE, RESP_WR_IMM)   \
+	X(SEND,           0x0a, SEND,                  1, 1, 0, 0, 1, 1, 0,  1, 0,  NONE, LOCAL_READ,  NONE,          SEND,       RESP_SEND)     \
+	X(SEND_IMM,       0x0b, SEND_WITH_IMM,         1, 1, 0, 0, 1, 1, 1,  1, 0,  NONE, LOCAL_READ,  NONE,          SEND,       RESP_SEND_IMM) \
+	X(RDMA_READ,      0x10, RDMA_READ,             1, 0, 1, 0, 1, 0, 0,  0, 0,  NONE, LOCAL_WRITE, REMOTE_READ,   RDMA_READ,  NONE)          \
+	X(ATOMIC_CS,      0x11, ATOMIC_CMP_AND_SWP,    1, 0, 1, 1, 1, 0, 0,  0, 1,  NONE, LOCAL_WRITE, REMOTE_ATOMIC, COMP_SWAP,  NONE)          \
+	X(ATOMIC_FA,      0x12, ATOMIC_FETCH_AND_ADD,  1, 0, 1, 1, 1, 0, 0,  0, 0,  NONE, LOCAL_WRITE, REMOTE_ATOMIC, FETCH_ADD,  NONE)          \
+	X(LOCAL_INV,      0x1b, LOCAL_INV,             1, 0, 0, 0, 0, 0, 0,  0, 0,  LINV, NONE,        NONE,          LOCAL_INV,  NONE)          \
+	X(UMR,            0x25, REG_MR,                1, 0, 0, 0, 0, 0, 0,  0, 0,  REG,  NONE,        NONE,          REG_MR,     NONE)
 
 /* Opcodes the table has room for (the highest mlx5 send opcode is 0x2f). */
 #define SOFTHCA_OPCODE_CNT		0x30
@@ -120,6 +146,7 @@ struct softhca_opcode_info {
 	__u8 tp;		/* SOFTHCA_TP_*: transports that post it */
 	__u8 segs;		/* SOFTHCA_SEG_* */
 	__u8 flags;		/* SOFTHCA_OPF_* */
+	__u8 mkop;		/* SOFTHCA_MKOP_* */
 	__u8 local_access;	/* SOFTHCA_ACCESS_* */
 	__u8 remote_access;	/* SOFTHCA_ACCESS_* */
 	__u8 resp_cqe;		/* SOFTHCA_CQE_RESP_*, SOFTHCA_CQE_NONE */
@@ -127,7 +154,7 @@ struct softhca_opcode_info {
 };
 
 #define SOFTHCA_OPCODE_ROW(name_, op_, wr_, rc, ud, ra, at, da, in, imm, \
-			   rv, cmp, local, remote, wc, cqe)		\
+			   rv, cmp, mk, local, remote, wc, cqe)		\
 	[op_] = {							\
 		.name = #name_,						\
 		.opcode = (op_),					\
@@ -140,6 +167,7 @@ struct softhca_opcode_info {
 		.flags = (imm) * SOFTHCA_OPF_IMM |			\
 			 (rv) * SOFTHCA_OPF_RECV |			\
 			 (cmp) * SOFTHCA_OPF_COMPARE,			\
+		.mkop = SOFTHCA_MKOP_##mk,				\
 		.local_access = SOFTHCA_ACCESS_##local,			\
 		.remote_access = SOFTHCA_ACCESS_##remote,		\
 		.resp_cqe = SOFTHCA_CQE_##cqe,				\
@@ -155,7 +183,7 @@ static const struct softhca_opcode_info softhca_opcodes[SOFTHCA_OPCODE_CNT] = {
  * the HCA parses, and the combinations the requester and responder take.
  */
 #define SOFTHCA_OPCODE_ROW_CHECK(name_, op_, wr_, rc, ud, ra, at, da, in, \
-				 imm, rv, cmp, local, remote, wc, cqe)	\
+				 imm, rv, cmp, mk, local, remote, wc, cqe) \
 	_Static_assert((op_) < SOFTHCA_OPCODE_CNT,			\
 		       #name_ ": opcode beyond the table");		\
 	_Static_assert((rc),						\
@@ -206,7 +234,16 @@ static const struct softhca_opcode_info softhca_opcodes[SOFTHCA_OPCODE_CNT] = {
 		       #name_ ": local SGEs are written iff data returns"); \
 	_Static_assert(SOFTHCA_WR_##wr_ == SOFTHCA_WR_NONE ||		\
 		       SOFTHCA_WC_##wc != SOFTHCA_WC_NONE,		\
-		       #name_ ": a WR completes with a work completion");
+		       #name_ ": a WR completes with a work completion");	\
+	_Static_assert(SOFTHCA_MKOP_##mk != SOFTHCA_MKOP_RINV ||	\
+		       ((rv) && !(imm) &&				\
+			SOFTHCA_ACCESS_##remote == SOFTHCA_ACCESS_NONE),	\
+		       #name_ ": the key to invalidate comes with a SEND"); \
+	_Static_assert((SOFTHCA_MKOP_##mk != SOFTHCA_MKOP_LINV &&	\
+			SOFTHCA_MKOP_##mk != SOFTHCA_MKOP_REG) ||	\
+		       (!(rv) && !(da) && !(ud) &&			\
+			SOFTHCA_ACCESS_##remote == SOFTHCA_ACCESS_NONE),	\
+		       #name_ ": a local MKey operation, on RC's SQ");
 SOFTHCA_OPCODE_LIST(SOFTHCA_OPCODE_ROW_CHECK)
 #undef SOFTHCA_OPCODE_ROW_CHECK
 
@@ -224,9 +261,9 @@ _Static_assert((0 SOFTHCA_OPCODE_LIST(SOFTHCA_OPCODE_SUM)) ==
 _Static_assert((0 SOFTHCA_OPCODE_LIST(SOFTHCA_WR_SUM)) ==
 	       (0 SOFTHCA_OPCODE_LIST(SOFTHCA_WR_OR)),
 	       "a WR opcode posts two opcodes");
-_Static_assert((0 SOFTHCA_OPCODE_LIST(SOFTHCA_WR_OR)) ==
-	       (1ULL << SOFTHCA_WR_CNT) - 1,
-	       "a WR opcode below SOFTHCA_WR_CNT has no row");
+_Static_assert((0 SOFTHCA_OPCODE_LIST(SOFTHCA_WR_OR)) == SOFTHCA_WR_ROWS,
+	       "a WR opcode of SOFTHCA_WR_ROWS has no row, or one more has");
+_Static_assert(SOFTHCA_WR_CNT <= 64, "WR opcodes fit the checks' mask");
 #undef SOFTHCA_OPCODE_SUM
 #undef SOFTHCA_OPCODE_OR
 #undef SOFTHCA_WR_BIT
@@ -277,11 +314,21 @@ static inline int softhca_wr_opcode(int wr)
 
 /*
  * Does @op run at the requester alone? (It neither touches remote memory
- * nor consumes a receive: NOP.)
+ * nor consumes a receive: NOP, LOCAL_INV, UMR.)
  */
 static inline int softhca_opcode_is_local(const struct softhca_opcode_info *op)
 {
 	return !op->remote_access && !(op->flags & SOFTHCA_OPF_RECV);
+}
+
+/*
+ * Does @op's ctrl.imm carry something: an immediate, or the key a
+ * LOCAL_INV or SEND_WITH_INV invalidates?
+ */
+static inline int softhca_opcode_has_imm(const struct softhca_opcode_info *op)
+{
+	return (op->flags & SOFTHCA_OPF_IMM) ||
+	       op->mkop == SOFTHCA_MKOP_LINV || op->mkop == SOFTHCA_MKOP_RINV;
 }
 
 #endif /* SOFTHCA_OPCODES_H */

@@ -63,6 +63,23 @@ struct softhca_wqe_ctrl_seg {
 	__be32	imm;			/* 12: immediate, network order */
 };
 
+/*
+ * UMR segment of a REG_MR WQE (opcode UMR, kernel QPs only), after ctrl;
+ * then one data segment pointing at the page list: npages big-endian
+ * addresses of pages of 1 << page_shift bytes, in kernel memory (lkey
+ * 0). mlx5's UMR is richer; this is the part fast registration uses.
+ */
+struct softhca_wqe_umr_seg {
+	__be32	mkey;			/* 0: the key to register (its byte too) */
+	__be32	access;			/* 4: SOFTHCA_ACCESS_* */
+	__be64	iova;			/* 8 */
+	__be64	length;			/* 16 */
+	__be32	page_shift;		/* 24 */
+	__be32	npages;			/* 28 */
+};
+
+#define SOFTHCA_UMR_DS			4	/* ctrl, UMR (2), list pointer */
+
 /* Remote address segment: RDMA READ/WRITE and atomics, after ctrl. */
 struct softhca_wqe_raddr_seg {
 	__be64	raddr;			/* 0 */
@@ -174,6 +191,7 @@ struct softhca_rwqe_sig {
 #define SOFTHCA_CQE_RESP_WR_IMM		0x1
 #define SOFTHCA_CQE_RESP_SEND		0x2
 #define SOFTHCA_CQE_RESP_SEND_IMM	0x3
+#define SOFTHCA_CQE_RESP_SEND_INV	0x4	/* imm_inval_pkey: the rkey */
 #define SOFTHCA_CQE_REQ_ERR		0xd
 #define SOFTHCA_CQE_RESP_ERR		0xe
 #define SOFTHCA_CQE_INVALID		0xf	/* initial value of every CQE */

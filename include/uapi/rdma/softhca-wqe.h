@@ -469,10 +469,55 @@ static inline int softhca_build_send_wqe(const struct softhca_sq_fmt *sq,
 	softhca_set_ctrl_seg((struct softhca_wqe_ctrl_seg *)(sq->ring.buf + off),
 			     op->opcode, 0, (__u16)cur_post, sq->qpn, (__u8)ds,
 			     wr->fm_ce_se,
-			     op->flags & SOFTHCA_OPF_IMM ? wr->imm : 0);
+			     softhca_opcode_has_imm(op) ? wr->imm : 0);
 	if (sq->sign)
 		softhca_sign_send_wqe(&sq->ring, off);
 	return (int)softhca_ds_to_wqebbs(ds);
+}
+
+/* A fast registration (IB_WR_REG_MR): what the UMR segment says. */
+struct softhca_umr_wr {
+	__u8 fm_ce_se;
+	__u32 mkey;			/* the MR's key, its new key byte included */
+	__u32 access;			/* SOFTHCA_ACCESS_* */
+	__u64 iova;
+	__u64 length;
+	__u32 page_shift;
+	__u32 npages;
+	__u64 list;			/* address of the page list */
+};
+
+/*
+ * Write a REG_MR WQE at @cur_post: ctrl (opcode UMR), the UMR segment and
+ * the page list's data pointer, all in one WQEBB. Returns the WQEBBs (1)
+ * or -EINVAL if the QP's WQEs cannot be that large.
+ */
+static inline int softhca_build_umr_wqe(const struct softhca_sq_fmt *sq,
+					__u32 cur_post,
+					const struct softhca_umr_wr *u)
+{
+	__u32 off = (cur_post << SOFTHCA_SEND_WQE_SHIFT) & (sq->ring.size - 1);
+	struct softhca_wqe_umr_seg *umr;
+
+	if (sq->tp != SOFTHCA_TP_RC ||
+	    softhca_ds_to_wqebbs(SOFTHCA_UMR_DS) > sq->max_wqebbs)
+		return -EINVAL;
+	umr = (struct softhca_wqe_umr_seg *)
+	      (sq->ring.buf + off + sizeof(struct softhca_wqe_ctrl_seg));
+	umr->mkey = __cpu_to_be32(u->mkey);
+	umr->access = __cpu_to_be32(u->access);
+	umr->iova = __cpu_to_be64(u->iova);
+	umr->length = __cpu_to_be64(u->length);
+	umr->page_shift = __cpu_to_be32(u->page_shift);
+	umr->npages = __cpu_to_be32(u->npages);
+	softhca_set_data_seg((struct softhca_wqe_data_seg *)(umr + 1),
+			     u->npages * 8, 0, u->list);
+	softhca_set_ctrl_seg((struct softhca_wqe_ctrl_seg *)(sq->ring.buf + off),
+			     SOFTHCA_OPCODE_UMR, 0, (__u16)cur_post, sq->qpn,
+			     SOFTHCA_UMR_DS, u->fm_ce_se, 0);
+	if (sq->sign)
+		softhca_sign_send_wqe(&sq->ring, off);
+	return (int)softhca_ds_to_wqebbs(SOFTHCA_UMR_DS);
 }
 
 /* ---- receive WQEs ------------------------------------------------------- */
