@@ -272,8 +272,9 @@ static void kf_reg_and_rdma(struct kf_ctx *c)
 
 	/* WRITE 8000 bytes at +200: over both page boundaries. */
 	kf_fill(c->src, KF_SRC, 3);
-	memset(kf_mem(c, 199), 0xee, 1);
-	memset(kf_mem(c, 8200), 0xee, 1);
+	/* Guard bytes on each side of the WRITE's range. */
+	*kf_mem(c, 199) = 0xee;
+	*kf_mem(c, 8200) = 0xee;
 	st = kf_rdma(c, IB_WR_RDMA_WRITE, 0, 8000, iova + 200, c->mr->rkey);
 	KF_CHECK(st == IB_WC_SUCCESS, "WRITE status %d", st);
 	KF_CHECK(kf_mem_is(c, 200, c->src, 8000), "WRITE bytes");
