@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "events.h"
 #include "rdmanl.h"
 #include "util.h"
 #include "verbs_util.h"
@@ -181,21 +182,6 @@ FIXTURE_TEARDOWN(shca1)
 	links_up();
 }
 
-/* One CQ event on @ch within @ms: the CQ, or NULL. Acked. */
-static struct ibv_cq *cq_event(struct ibv_comp_channel *ch, int ms)
-{
-	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-	struct ibv_cq *cq;
-	void *cq_ctx;
-
-	if (poll(&pfd, 1, ms) != 1)
-		return NULL;
-	if (ibv_get_cq_event(ch, &cq, &cq_ctx))
-		return NULL;
-	ibv_ack_cq_events(cq, 1);
-	return cq;
-}
-
 /* Skip when the CQ/QP code does not register with the EQ layer yet. */
 #define REQUIRE_KNOWN(eq, before)					\
 	do {								\
@@ -210,13 +196,13 @@ TEST_F(shca1, comp_event_reaches_the_channel)
 
 	ASSERT_EQ(0, ibv_req_notify_cq(self->cq, 0));
 	ASSERT_EQ(0, inject("%ld 0 %d", self->comp0, self->cqn));
-	if (!cq_event(self->ch, EV_TIMEOUT_MS)) {
+	if (!ev_next(self->ch, EV_TIMEOUT_MS, NULL, 0)) {
 		REQUIRE_KNOWN("comp0", unknown);
 		ASSERT_TRUE(false) TH_LOG("no completion event");
 	}
 	/* A burst: coalesced per tasklet run, at least one, never more. */
 	ASSERT_EQ(0, inject("%ld 0 %d 100", self->comp0, self->cqn));
-	while (cq_event(self->ch, n ? 300 : EV_TIMEOUT_MS) == self->cq)
+	while (ev_next(self->ch, n ? 300 : EV_TIMEOUT_MS, NULL, 0) == self->cq)
 		n++;
 	EXPECT_LE(1, n);
 	EXPECT_GE(100, n);
@@ -233,13 +219,13 @@ TEST_F(shca1, comp_event_on_another_vector_and_wrong_eq)
 	cq2 = ibv_create_cq(self->ctx, 16, NULL, self->ch, 1);
 	ASSERT_NE(NULL, cq2);
 	ASSERT_EQ(0, inject("%ld 0 %u", self->comp1, to_scq(cq2)->cqn));
-	if (cq_event(self->ch, EV_TIMEOUT_MS) != cq2) {
+	if (ev_next(self->ch, EV_TIMEOUT_MS, NULL, 0) != cq2) {
 		REQUIRE_KNOWN("comp1", 0);
 		ASSERT_TRUE(false);
 	}
 	/* A COMP for it on the async EQ still runs its own EQ's tasklet. */
 	ASSERT_EQ(0, inject("%ld 0 %u", self->async, to_scq(cq2)->cqn));
-	EXPECT_EQ(cq2, cq_event(self->ch, EV_TIMEOUT_MS));
+	EXPECT_EQ(cq2, ev_next(self->ch, EV_TIMEOUT_MS, NULL, 0));
 	ASSERT_EQ(0, ibv_destroy_cq(cq2));
 }
 
@@ -316,7 +302,7 @@ TEST_F(shca1, destroy_cq_during_comp_storm)
 	int n = 0;
 
 	ASSERT_EQ(0, pthread_create(&t, NULL, storm_fn, &s));
-	while ((cq = cq_event(self->ch, 100)) && n < 20)
+	while ((cq = ev_next(self->ch, 100, NULL, 0)) && n < 20)
 		n++;
 	ASSERT_EQ(0, ibv_destroy_cq(self->cq));
 	self->cq = NULL;

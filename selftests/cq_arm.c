@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
+#include "events.h"
 #include "rc.h"
 #include "verbs_util.h"
 #include "util.h"
@@ -65,35 +66,16 @@ FIXTURE_TEARDOWN(arm)
 #define A (&self->p.e[0])
 #define B (&self->p.e[1])
 
-/*
- * The next completion event on @ch within @ms, acked: its CQ, or NULL (and
- * why in rc_err) if none came.
- */
-static struct ibv_cq *next_cq_event(struct ibv_comp_channel *ch, int ms)
+/* The next CQ event on @ch within @ms, acked; why not in rc_err. */
+static struct ibv_cq *next_ev(struct ibv_comp_channel *ch, int ms)
 {
-	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-	struct ibv_cq *cq;
-	void *cq_ctx;
-	int n = poll(&pfd, 1, ms);
-
-	if (n != 1) {
-		snprintf(rc_err, sizeof(rc_err), "no event in %d ms (poll %d)",
-			 ms, n);
-		return NULL;
-	}
-	if (ibv_get_cq_event(ch, &cq, &cq_ctx)) {
-		snprintf(rc_err, sizeof(rc_err), "get_cq_event: %s",
-			 strerror(errno));
-		return NULL;
-	}
-	ibv_ack_cq_events(cq, 1);
-	return cq;
+	return ev_next(ch, ms, rc_err, sizeof(rc_err));
 }
 
 /* 1 if @ch has an event pending within @ms (it is consumed), else 0. */
 static int event_within(struct ibv_comp_channel *ch, int ms)
 {
-	return next_cq_event(ch, ms) != NULL;
+	return next_ev(ch, ms) != NULL;
 }
 
 /* A signaled 8-byte RDMA WRITE from @e to its peer: one send CQE on e. */
@@ -153,7 +135,7 @@ TEST_F(arm, arm_fires_once_on_next_cqe)
 	/* Armed, nothing written yet: quiet. */
 	EXPECT_EQ(0, event_within(A->ch, QUIET_MS));
 	ASSERT_EQ(0, write_8(&self->p, A, 1)) TH_LOG("%s", rc_err);
-	EXPECT_EQ(A->scq, next_cq_event(A->ch, EV_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(A->scq, next_ev(A->ch, EV_MS)) TH_LOG("%s", rc_err);
 	ASSERT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
 	/* The arm is used up: the next CQE raises nothing. */
 	ASSERT_EQ(0, write_8(&self->p, A, 2)) TH_LOG("%s", rc_err);
@@ -169,7 +151,7 @@ TEST_F(arm, rearm_after_event_fires_again)
 	for (int i = 0; i < 200; i++) {
 		ASSERT_EQ(0, ibv_req_notify_cq(A->scq, 0));
 		ASSERT_EQ(0, write_8(&self->p, A, i)) TH_LOG("%s", rc_err);
-		ASSERT_EQ(A->scq, next_cq_event(A->ch, EV_MS))
+		ASSERT_EQ(A->scq, next_ev(A->ch, EV_MS))
 			TH_LOG("round %d: %s", i, rc_err);
 		ASSERT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
 	}
@@ -183,7 +165,7 @@ TEST_F(arm, double_arm_fires_once)
 	ASSERT_EQ(0, ibv_req_notify_cq(A->scq, 0));
 	ASSERT_EQ(0, write_8(&self->p, A, 1)) TH_LOG("%s", rc_err);
 	ASSERT_EQ(0, write_8(&self->p, A, 2)) TH_LOG("%s", rc_err);
-	EXPECT_EQ(A->scq, next_cq_event(A->ch, EV_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(A->scq, next_ev(A->ch, EV_MS)) TH_LOG("%s", rc_err);
 	ASSERT_EQ(2, drain(A->scq, 2)) TH_LOG("%s", rc_err);
 	EXPECT_EQ(0, event_within(A->ch, QUIET_MS));
 }
@@ -210,7 +192,7 @@ TEST_F(arm, rearm_without_get_event_is_the_same_arm)
 	/* Now with the new arm_sn it fires again. */
 	ASSERT_EQ(0, ibv_req_notify_cq(A->scq, 0));
 	ASSERT_EQ(0, write_8(&self->p, A, 3)) TH_LOG("%s", rc_err);
-	EXPECT_EQ(A->scq, next_cq_event(A->ch, EV_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(A->scq, next_ev(A->ch, EV_MS)) TH_LOG("%s", rc_err);
 	ASSERT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
 }
 
@@ -230,7 +212,7 @@ TEST_F(arm, arm_with_unconsumed_cqe_fires_at_once)
 	EXPECT_EQ(0, event_within(A->ch, QUIET_MS));
 	ASSERT_EQ(0, ibv_req_notify_cq(A->scq, 0));
 	/* No further traffic: the waiting CQE alone makes the event. */
-	EXPECT_EQ(A->scq, next_cq_event(A->ch, EV_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(A->scq, next_ev(A->ch, EV_MS)) TH_LOG("%s", rc_err);
 	ASSERT_EQ(1, rc_poll(A->scq, &wc, 1, EV_MS));
 	EXPECT_EQ(7, wc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
@@ -243,7 +225,7 @@ TEST_F(arm, arm_after_drain_does_not_fire)
 	ASSERT_EQ(0, ibv_req_notify_cq(A->scq, 0));
 	EXPECT_EQ(0, event_within(A->ch, QUIET_MS));
 	ASSERT_EQ(0, write_8(&self->p, A, 2)) TH_LOG("%s", rc_err);
-	EXPECT_EQ(A->scq, next_cq_event(A->ch, EV_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(A->scq, next_ev(A->ch, EV_MS)) TH_LOG("%s", rc_err);
 	ASSERT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
 }
 
@@ -270,7 +252,7 @@ TEST_F(arm, solicited_only)
 	/* A solicited SEND fires it. */
 	ASSERT_EQ(0, send_to(&self->p, A, B, 2, IBV_SEND_SOLICITED))
 		TH_LOG("%s", rc_err);
-	EXPECT_EQ(B->rcq, next_cq_event(B->ch, EV_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(B->rcq, next_ev(B->ch, EV_MS)) TH_LOG("%s", rc_err);
 	ASSERT_EQ(1, rc_poll(B->rcq, &wc, 1, EV_MS)) TH_LOG("%s", rc_err);
 	EXPECT_EQ(2, wc.wr_id);
 	ASSERT_EQ(2, drain(A->scq, 2)) TH_LOG("%s", rc_err);
@@ -291,7 +273,7 @@ TEST_F(arm, solicited_only_arm_with_waiting_cqes)
 	ASSERT_EQ(0, send_to(&self->p, A, B, 2, IBV_SEND_SOLICITED))
 		TH_LOG("%s", rc_err);
 	ASSERT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
-	EXPECT_EQ(B->rcq, next_cq_event(B->ch, EV_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(B->rcq, next_ev(B->ch, EV_MS)) TH_LOG("%s", rc_err);
 	/* Both unconsumed, both announced by that event: a new arm waits. */
 	ASSERT_EQ(0, ibv_req_notify_cq(B->rcq, 1));
 	EXPECT_EQ(0, event_within(B->ch, QUIET_MS));
@@ -302,14 +284,14 @@ TEST_F(arm, solicited_only_arm_with_waiting_cqes)
 	ASSERT_EQ(0, send_to(&self->p, A, B, 3, IBV_SEND_SOLICITED))
 		TH_LOG("%s", rc_err);
 	ASSERT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
-	EXPECT_EQ(B->rcq, next_cq_event(B->ch, EV_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(B->rcq, next_ev(B->ch, EV_MS)) TH_LOG("%s", rc_err);
 	/* ...one arriving unarmed is unannounced: the next arm fires at once. */
 	ASSERT_EQ(0, send_to(&self->p, A, B, 4, IBV_SEND_SOLICITED))
 		TH_LOG("%s", rc_err);
 	ASSERT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
 	EXPECT_EQ(0, event_within(B->ch, QUIET_MS));
 	ASSERT_EQ(0, ibv_req_notify_cq(B->rcq, 1));
-	EXPECT_EQ(B->rcq, next_cq_event(B->ch, EV_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(B->rcq, next_ev(B->ch, EV_MS)) TH_LOG("%s", rc_err);
 	ASSERT_EQ(2, rc_poll(B->rcq, wc, 2, EV_MS)) TH_LOG("%s", rc_err);
 	EXPECT_EQ(3, wc[0].wr_id);
 	EXPECT_EQ(4, wc[1].wr_id);
@@ -325,7 +307,7 @@ TEST_F(arm, rearm_before_poll_gets_no_second_event)
 	for (int i = 0; i < 20; i++) {
 		ASSERT_EQ(0, ibv_req_notify_cq(A->scq, 0));
 		ASSERT_EQ(0, write_8(&self->p, A, i)) TH_LOG("%s", rc_err);
-		ASSERT_EQ(A->scq, next_cq_event(A->ch, EV_MS))
+		ASSERT_EQ(A->scq, next_ev(A->ch, EV_MS))
 			TH_LOG("round %d: %s", i, rc_err);
 		ASSERT_EQ(0, ibv_req_notify_cq(A->scq, 0));
 		EXPECT_EQ(0, event_within(A->ch, 20)) TH_LOG("round %d", i);
@@ -333,7 +315,7 @@ TEST_F(arm, rearm_before_poll_gets_no_second_event)
 		/* The arm is live: the next CQE fires it (next round's arm
 		 * is then the same arm_sn... so take the event here). */
 		ASSERT_EQ(0, write_8(&self->p, A, 100 + i)) TH_LOG("%s", rc_err);
-		ASSERT_EQ(A->scq, next_cq_event(A->ch, EV_MS))
+		ASSERT_EQ(A->scq, next_ev(A->ch, EV_MS))
 			TH_LOG("round %d: %s", i, rc_err);
 		ASSERT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
 	}
@@ -359,7 +341,7 @@ TEST_F(arm, cqe_between_event_and_rearm_fires_at_once)
 	ibv_ack_cq_events(cq, 1);
 	EXPECT_EQ(0, event_within(A->ch, QUIET_MS));
 	ASSERT_EQ(0, ibv_req_notify_cq(A->scq, 0));
-	EXPECT_EQ(A->scq, next_cq_event(A->ch, EV_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(A->scq, next_ev(A->ch, EV_MS)) TH_LOG("%s", rc_err);
 	ASSERT_EQ(2, drain(A->scq, 2)) TH_LOG("%s", rc_err);
 }
 
@@ -376,7 +358,7 @@ TEST_F(arm, solicited_only_fires_on_error)
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE, 2, A->buf, 8,
 				  A->mr->lkey, (uintptr_t)B->buf,
 				  B->mr->rkey ^ 0x80, IBV_SEND_SIGNALED, 0));
-	EXPECT_EQ(A->scq, next_cq_event(A->ch, EV_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(A->scq, next_ev(A->ch, EV_MS)) TH_LOG("%s", rc_err);
 	ASSERT_EQ(1, rc_poll(A->scq, &wc, 1, EV_MS)) TH_LOG("%s", rc_err);
 	EXPECT_EQ(2, wc.wr_id);
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
@@ -403,7 +385,7 @@ TEST_F(arm, arm_makes_no_wakeup_call)
 	/* And the last of those arms is live. */
 	ASSERT_EQ(0, send_to(&self->p, B, A, 1, IBV_SEND_SOLICITED))
 		TH_LOG("%s", rc_err);
-	EXPECT_EQ(A->rcq, next_cq_event(A->ch, EV_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(A->rcq, next_ev(A->ch, EV_MS)) TH_LOG("%s", rc_err);
 	ASSERT_EQ(1, drain(A->rcq, 1)) TH_LOG("%s", rc_err);
 	ASSERT_EQ(1, drain(B->scq, 1)) TH_LOG("%s", rc_err);
 }
@@ -441,7 +423,7 @@ TEST_F(arm, comp_eq_overflow_resends_only_lost_events)
 		  eq_dbg_field("shca0", "comp0", "hca_overflows"));
 	ASSERT_EQ(0, eq_dbg_inject("shca0", "enable %ld", eqn));
 
-	cq = next_cq_event(A->ch, EV_MS);
+	cq = next_ev(A->ch, EV_MS);
 	EXPECT_EQ(A->scq, cq) TH_LOG("%s", rc_err);
 	EXPECT_EQ(0, event_within(A->ch, QUIET_MS));
 	EXPECT_EQ(0, event_within(B->ch, QUIET_MS));
@@ -449,7 +431,7 @@ TEST_F(arm, comp_eq_overflow_resends_only_lost_events)
 	/* Arming goes on as before: the next arm fires on the next CQE. */
 	ASSERT_EQ(0, ibv_req_notify_cq(A->scq, 0));
 	ASSERT_EQ(0, write_8(&self->p, A, 3));
-	EXPECT_EQ(A->scq, next_cq_event(A->ch, EV_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(A->scq, next_ev(A->ch, EV_MS)) TH_LOG("%s", rc_err);
 	EXPECT_EQ(1, drain(A->scq, 1)) TH_LOG("%s", rc_err);
 }
 

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
+#include "events.h"
 #include "rc.h"
 #include "verbs_util.h"
 #include "util.h"
@@ -63,21 +64,6 @@ FIXTURE_TEARDOWN(cqm)
 
 #define A (&self->p.e[0])
 #define B (&self->p.e[1])
-
-/* The next completion event on @ch within @ms, acked; NULL if none. */
-static struct ibv_cq *next_cq_event(struct ibv_comp_channel *ch, int ms)
-{
-	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-	struct ibv_cq *cq;
-	void *cq_ctx;
-
-	if (poll(&pfd, 1, ms) != 1)
-		return NULL;
-	if (ibv_get_cq_event(ch, &cq, &cq_ctx))
-		return NULL;
-	ibv_ack_cq_events(cq, 1);
-	return cq;
-}
 
 /*
  * SEND @n messages A -> B, message i (from @first) of i % 61 + 1 bytes
@@ -208,15 +194,15 @@ TEST_F(cqm, resize_moves_the_arm)
 	/* Armed while empty: the arm fires on the first CQE after it. */
 	ASSERT_EQ(0, ibv_req_notify_cq(B->rcq, 0));
 	ASSERT_EQ(0, ibv_resize_cq(B->rcq, 100));
-	EXPECT_EQ(NULL, next_cq_event(ch, QUIET_MS));
+	EXPECT_EQ(NULL, ev_next(ch, QUIET_MS, NULL, 0));
 	ASSERT_EQ(0, send_n(&self->p, 0, 1));
-	EXPECT_EQ(B->rcq, next_cq_event(ch, EV_MS));
+	EXPECT_EQ(B->rcq, ev_next(ch, EV_MS, NULL, 0));
 	/* Announced, re-armed, not polled: no second event after a resize. */
 	ASSERT_EQ(0, ibv_req_notify_cq(B->rcq, 0));
 	ASSERT_EQ(0, ibv_resize_cq(B->rcq, 20));
-	EXPECT_EQ(NULL, next_cq_event(ch, QUIET_MS));
+	EXPECT_EQ(NULL, ev_next(ch, QUIET_MS, NULL, 0));
 	ASSERT_EQ(0, send_n(&self->p, 1, 1));
-	EXPECT_EQ(B->rcq, next_cq_event(ch, EV_MS));
+	EXPECT_EQ(B->rcq, ev_next(ch, EV_MS, NULL, 0));
 	ASSERT_EQ(0, recv_check(&self->p, 0, 2)) TH_LOG("%s", rc_err);
 	EXPECT_EQ(0, rc_poll_none(B->rcq, 0)) TH_LOG("%s", rc_err);
 }
@@ -254,15 +240,15 @@ TEST_F(cqm, moderation_count)
 	ASSERT_EQ(0, moderate(B->rcq, 4, 0));
 	ASSERT_EQ(0, ibv_req_notify_cq(B->rcq, 0));
 	ASSERT_EQ(0, send_n(&self->p, 0, 3));
-	EXPECT_EQ(NULL, next_cq_event(ch, QUIET_MS));
+	EXPECT_EQ(NULL, ev_next(ch, QUIET_MS, NULL, 0));
 	ASSERT_EQ(0, send_n(&self->p, 3, 1));
-	EXPECT_EQ(B->rcq, next_cq_event(ch, EV_MS));
+	EXPECT_EQ(B->rcq, ev_next(ch, EV_MS, NULL, 0));
 	ASSERT_EQ(0, recv_check(&self->p, 0, 4)) TH_LOG("%s", rc_err);
 	/* Off again: the next CQE fires at once. */
 	ASSERT_EQ(0, moderate(B->rcq, 0, 0));
 	ASSERT_EQ(0, ibv_req_notify_cq(B->rcq, 0));
 	ASSERT_EQ(0, send_n(&self->p, 4, 1));
-	EXPECT_EQ(B->rcq, next_cq_event(ch, EV_MS));
+	EXPECT_EQ(B->rcq, ev_next(ch, EV_MS, NULL, 0));
 	ASSERT_EQ(0, recv_check(&self->p, 4, 1)) TH_LOG("%s", rc_err);
 }
 
@@ -271,7 +257,7 @@ static long long event_after_us(struct rc_pair *p, uint32_t k)
 {
 	uint64_t t0 = rc_now_us();
 
-	if (send_n(p, k, 1) || next_cq_event(p->e[1].ch, EV_MS) != p->e[1].rcq)
+	if (send_n(p, k, 1) || ev_next(p->e[1].ch, EV_MS, NULL, 0) != p->e[1].rcq)
 		return -1;
 	return (long long)(rc_now_us() - t0);
 }

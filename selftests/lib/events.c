@@ -30,6 +30,22 @@ int ev_get(struct ibv_comp_channel *ch, int ms, struct ibv_cq **cq,
 	return 0;
 }
 
+struct ibv_cq *ev_next(struct ibv_comp_channel *ch, int ms, char *why,
+		       size_t why_len)
+{
+	struct ibv_cq *cq;
+	int r = ev_get(ch, ms, &cq, NULL);
+
+	if (r) {
+		if (why)
+			snprintf(why, why_len, "no CQ event in %d ms: %s", ms,
+				 strerror(-r));
+		return NULL;
+	}
+	ibv_ack_cq_events(cq, 1);
+	return cq;
+}
+
 int ev_pending(struct ibv_comp_channel *ch)
 {
 	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };

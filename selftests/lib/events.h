@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Completion-channel and interrupt helpers for the event selftests
- * (cq_channel, event_stress): waiting for a CQ event with a deadline and
- * reading a vector's count from /proc/interrupts.
+ * (cq_channel, event_stress, cq_arm, cq_modify, async_events): waiting
+ * for a CQ event with a deadline and reading a vector's count from
+ * /proc/interrupts.
  */
 #ifndef SOFTHCA_SELFTEST_EVENTS_H
 #define SOFTHCA_SELFTEST_EVENTS_H
@@ -16,6 +17,12 @@
  */
 int ev_get(struct ibv_comp_channel *ch, int ms, struct ibv_cq **cq,
 	   void **cq_context);
+/*
+ * The next CQ event on @ch within @ms, acked: its CQ, or NULL if none came
+ * (why in @why, of @why_len bytes, if @why is not NULL).
+ */
+struct ibv_cq *ev_next(struct ibv_comp_channel *ch, int ms, char *why,
+		       size_t why_len);
 /* 1 if the channel's fd is readable now (poll with timeout 0), 0 if not,
  * -errno.
  */

@@ -29,6 +29,8 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
+#include "ktest_common.h"
+
 static char *dev = "shca0";
 module_param(dev, charp, 0444);
 MODULE_PARM_DESC(dev, "RDMA device to test (default shca0)");
@@ -39,16 +41,8 @@ module_param(failed, int, 0444);
 static int done;
 module_param(done, int, 0444);
 
-#define KF_CHECK(cond, fmt, ...)					\
-	do {								\
-		if (cond) {						\
-			passed++;					\
-		} else {						\
-			failed++;					\
-			pr_info("softhca_kfrwr: FAIL line %d: %s: " fmt "\n", \
-				__LINE__, #cond, ##__VA_ARGS__);	\
-		}							\
-	} while (0)
+#define KF_CHECK(cond, fmt, ...)						\
+	KTEST_CHECK("softhca_kfrwr", passed, failed, cond, fmt, ##__VA_ARGS__)
 
 #define KF_PAGES	3
 #define KF_MAX_SG	8
@@ -74,43 +68,8 @@ struct kf_ctx {
 
 static int kf_connect(struct kf_ctx *c, struct ib_qp *qp, u32 dqpn)
 {
-	struct ib_qp_attr a = {};
-	int err;
-
-	a.qp_state = IB_QPS_RESET;
-	err = ib_modify_qp(qp, &a, IB_QP_STATE);
-	if (err)
-		return err;
-	a.qp_state = IB_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
-	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTR;
-	a.path_mtu = IB_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.type = rdma_ah_find_type(c->ibdev, 1);
-	rdma_ah_set_port_num(&a.ah_attr, 1);
-	rdma_ah_set_grh(&a.ah_attr, &c->gid, 0, c->sgid_index, 64, 0);
-	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_SQ_PSN |
-			    IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
-			    IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC);
+	return ktest_rc_connect(qp, dqpn, &c->gid, c->sgid_index,
+				IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ);
 }
 
 /* One WC of @cq within 5 s: 1, or 0 if none came. */

@@ -34,6 +34,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/softhca-opcodes.h>
 
+#include "ktest_common.h"
 #include "softhca.h"	/* a kernel CQ's ring: kt_inject_cqe() (white box) */
 
 static char *dev = "shca0";
@@ -46,16 +47,8 @@ module_param(failed, int, 0444);
 static int done;
 module_param(done, int, 0444);
 
-#define KT_CHECK(cond, fmt, ...)					\
-	do {								\
-		if (cond) {						\
-			passed++;					\
-		} else {						\
-			failed++;					\
-			pr_info("softhca_ktest: FAIL line %d: %s: " fmt "\n", \
-				__LINE__, #cond, ##__VA_ARGS__);	\
-		}							\
-	} while (0)
+#define KT_CHECK(cond, fmt, ...)						\
+	KTEST_CHECK("softhca_ktest", passed, failed, cond, fmt, ##__VA_ARGS__)
 
 #define KT_BUF		(16 * 1024)
 #define KT_UMEM		(8 * 1024)
@@ -132,45 +125,9 @@ static int kt_post_recv(struct kt_ctx *c, struct ib_qp *qp,
 
 static int kt_connect(struct kt_ctx *c, struct ib_qp *qp, u32 dqpn)
 {
-	struct ib_qp_attr a = {};
-	int err;
-
-	a.qp_state = IB_QPS_INIT;
-	a.pkey_index = 0;
-	a.port_num = 1;
-	a.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
-			    IB_ACCESS_REMOTE_ATOMIC;
-	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
-	if (err)
-		return err;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTR;
-	a.path_mtu = IB_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 0;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.type = rdma_ah_find_type(c->ibdev, 1);
-	rdma_ah_set_port_num(&a.ah_attr, 1);
-	rdma_ah_set_grh(&a.ah_attr, &c->gid, 0, c->sgid_index, 64, 0);
-	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
-	if (err)
-		return err;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTS;
-	a.sq_psn = 0;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_SQ_PSN |
-			    IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
-			    IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC);
+	return ktest_rc_connect(qp, dqpn, &c->gid, c->sgid_index,
+				IB_ACCESS_REMOTE_WRITE |
+				IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC);
 }
 
 static struct ib_qp *kt_qp(struct kt_ctx *c, struct ib_cq *send_cq,
