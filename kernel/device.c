@@ -66,6 +66,10 @@ static int shca_query_device(struct ib_device *ibdev,
 	/* Fast registration for kernel ULPs (mr.c, kverbs.c, mkey_fast.c). */
 	attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->max_fast_reg_page_list_len = caps->max_fast_reg_pages;
+	/* Memory windows (mw.c, mkey_mw.c) share the MKey index with MRs. */
+	attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
+				  IB_DEVICE_MEM_WINDOW_TYPE_2B;
+	attr->max_mw = caps->max_mr;
 	attr->max_cq = caps->max_cq;
 	attr->max_cqe = caps->max_cqe;
 	attr->cq_caps.max_cq_moderation_count = caps->max_cq_mod_count;
@@ -198,6 +202,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.add_gid = shca_add_gid,
 	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
 	.alloc_mr = shca_alloc_mr,
+	.alloc_mw = shca_alloc_mw,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
 	.attach_mcast = shca_attach_mcast,
@@ -211,6 +216,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.create_qp = shca_create_qp,
 	.create_user_ah = shca_create_ah,
 	.dealloc_driver = shca_dealloc_driver,
+	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
 	.del_gid = shca_del_gid,
@@ -250,6 +256,7 @@ static const struct ib_device_ops shca_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, shca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, shca_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, shca_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibucontext),

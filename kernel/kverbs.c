@@ -448,6 +448,9 @@ static int shca_wr_to_desc(const struct shca_qp *qp,
 	if (opcode < 0)
 		return -EINVAL;
 	op = &softhca_opcodes[opcode];
+	/* Kernel ULPs have no memory windows (mw.c): no bind WR. */
+	if (op->mkop == SOFTHCA_MKOP_BIND)
+		return -EINVAL;
 	memset(d, 0, sizeof(*d));
 	d->op = op;
 	d->fm_ce_se = softhca_enc_fm_ce_se(qp->sig_all ||

@@ -36,6 +36,8 @@ u32 shca_mr_access(int access)
 		shca |= HCA_ACCESS_REMOTE_READ;
 	if (access & IB_ACCESS_REMOTE_ATOMIC)
 		shca |= HCA_ACCESS_REMOTE_ATOMIC;
+	if (access & IB_ACCESS_MW_BIND)
+		shca |= HCA_ACCESS_MW_BIND;
 	return shca;
 }
 
@@ -184,10 +186,17 @@ int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct shca_mr *mr = to_shca_mr(ibmr);
 	/* A fast-registration MKey's key byte is the consumer's: the index. */
 	struct hca_cmd_destroy_mkey_in in = { .mkey = mr->mkey };
+	int err;
 
-	/* Returns once no engine access to the pages is in flight. */
-	WARN_ON(hca_exec(sdev->hca, HCA_CMD_DESTROY_MKEY, &in,
-			      sizeof(in), NULL, 0));
+	/*
+	 * Returns once no engine access to the pages is in flight; refuses
+	 * an MR that memory windows are bound to (IBTA 11.2.10.5).
+	 */
+	err = hca_exec(sdev->hca, HCA_CMD_DESTROY_MKEY, &in, sizeof(in),
+		       NULL, 0);
+	if (err == -EBUSY)
+		return err;
+	WARN_ON(err);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->list);

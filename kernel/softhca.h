@@ -229,6 +229,17 @@ static inline struct shca_ah *to_shca_ah(struct ib_ah *ibah)
 	return container_of(ibah, struct shca_ah, ibah);
 }
 
+/* A memory window (mw.c); its MKey is the HCA model's (mkey_mw.c). */
+struct shca_mw {
+	struct ib_mw ibmw;
+	u32 mkey;			/* CREATE_MKEY's key: its index counts */
+};
+
+static inline struct shca_mw *to_shca_mw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct shca_mw, ibmw);
+}
+
 static inline struct shca_mr *to_shca_mr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct shca_mr, ibmr);
@@ -290,6 +301,10 @@ int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access);
+
+/* mw.c */
+int shca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int shca_dealloc_mw(struct ib_mw *ibmw);
 
 /* cq.c */
 int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

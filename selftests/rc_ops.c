@@ -600,7 +600,7 @@ TEST_F(ops, post_send_errors_set_bad_wr)
 	} cases[] = {
 		{ IBV_WR_SEND, -1, EINVAL },		/* too many SGEs */
 		{ IBV_WR_RDMA_WRITE, -1, EINVAL },
-		{ IBV_WR_BIND_MW, 0, EINVAL },		/* not supported */
+		{ IBV_WR_DRIVER1, 1, EINVAL },		/* no such WR here */
 		{ IBV_WR_TSO, 1, EINVAL },		/* not on RC */
 		{ (enum ibv_wr_opcode)77, 1, EINVAL },	/* no such opcode */
 	};

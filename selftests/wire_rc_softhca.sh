@@ -3,10 +3,10 @@
 # "Reliable connection on the wire"): namespace "far" holds veth0
 # (198.18.0.1) and shca9, namespace "near" veth1 (198.18.0.2) and shca8,
 # and force_wire sends everything between them as packets. rc_ops,
-# rc_errors, rc_threads, rc_stress and mkey_inv (the suites make check runs on the
-# local fabric) run between shca9 and shca8 (SOFTHCA_RC_CROSS), softhca's
-# own semantics judged on both ends; shca9's wire counters must grow in
-# every row. Everything is put back at the end, also on failure.
+# rc_errors, rc_threads, rc_stress, mkey_inv and mw (the suites make check
+# runs on the local fabric) run between shca9 and shca8 (SOFTHCA_RC_CROSS),
+# softhca's own semantics judged on both ends; shca9's wire counters must
+# grow in every row. Everything is put back at the end, also on failure.
 set -u
 here=$(dirname "$0")
 out=$(mktemp -d)
@@ -19,7 +19,7 @@ had_shca0=0
 
 trap 'wire_bed_restore; rm -rf "$out"' EXIT
 
-suites=(rc_ops rc_errors rc_threads rc_stress mkey_inv)
+suites=(rc_ops rc_errors rc_threads rc_stress mkey_inv mw)
 echo "TAP version 13"
 rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
 echo "1..$((${#suites[@]} + 1))"
@@ -35,9 +35,12 @@ unknown_qpn() {
 
 for b in "${suites[@]}"; do
 	[ "$b" = rc_errors ] && u0=$(unknown_qpn)
-	# mkey_inv is short: a dozen messages, each an error and a reconnect.
+	# mkey_inv and mw are short: a few dozen messages, many an error and
+	# a reconnect.
+	min=100
+	case $b in mkey_inv | mw) min=10 ;; esac
 	wire_suite "$b shca9 <-> shca8 over the wire (force_wire)" "shca9 shca8" \
-		"$b" "$([ "$b" = mkey_inv ] && echo 10 || echo 100)"
+		"$b" "$min"
 	[ "$b" = rc_errors ] && u1=$(unknown_qpn)
 done
 # transport_retry_exceeded and route_to_destroyed_qp_times_out send at

@@ -350,6 +350,7 @@ SOFTHCA_DECLARE_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
 SOFTHCA_DECLARE_CMD(ibv_query_qp, ib_uverbs_query_qp);
 SOFTHCA_DECLARE_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 SOFTHCA_DECLARE_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
+SOFTHCA_DECLARE_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
 
 /* Extended commands: the two headers (rdma-core's struct ex_hdr). */
 #define SOFTHCA_DECLARE_CMD_EX(_name, _core)				\
@@ -429,6 +430,13 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+/* ALLOC_MW: fills mw->context, pd, rkey, handle, type. DEALLOC_MW: the
+ * provider frees mw afterwards. */
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size,
+		     struct ib_uverbs_alloc_mw_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 /* REREG_MR: new lkey/rkey from the response (pd only with CHANGE_PD). */
 int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
 		     size_t length, uint64_t hca_va, int access,

@@ -42,6 +42,8 @@ _Static_assert((int)IBV_WR_ATOMIC_FETCH_AND_ADD ==
 	       SOFTHCA_WR_ATOMIC_FETCH_AND_ADD, "wr");
 _Static_assert((int)IBV_WR_LOCAL_INV == SOFTHCA_WR_LOCAL_INV, "wr");
 _Static_assert((int)IBV_WR_SEND_WITH_INV == SOFTHCA_WR_SEND_WITH_INV, "wr");
+_Static_assert((int)IBV_WR_BIND_MW == SOFTHCA_WR_BIND_MW, "wr");
+_Static_assert((int)IBV_WC_BIND_MW == SOFTHCA_WC_BIND_MW, "wc");
 _Static_assert((int)IBV_WC_LOCAL_INV == SOFTHCA_WC_LOCAL_INV, "wc");
 
 /* mlx5_wq_overflow: near full, look again with the CQ lock held. */
@@ -73,6 +75,51 @@ int softhca_sq_build_wqe(struct softhca_qp *qp, uint64_t wr_id,
 	struct softhca_sq *sq = &qp->sq;
 	int bbs = softhca_build_send_wqe(&sq->fmt, sq->cur_post, wr);
 
+	if (bbs < 0)
+		return -bbs;
+	softhca_wq_wrs_record(&sq->wrs,
+			      softhca_ring_slot(sq->cur_post, sq->wqebb_cnt),
+			      wr_id, seq);
+	sq->cur_post += (uint32_t)bbs;
+	return 0;
+}
+
+#define SOFTHCA_MW_RIGHTS	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+				 IBV_ACCESS_REMOTE_ATOMIC)
+
+int softhca_bind_desc(const struct ibv_mw_bind_info *info, uint32_t rkey,
+		      uint8_t fm_ce_se, struct softhca_bind_wr *b)
+{
+	unsigned int acc = info->mw_access_flags;
+
+	if (acc & ~(SOFTHCA_MW_RIGHTS | IBV_ACCESS_ZERO_BASED))
+		return EINVAL;
+	if (!info->mr && info->length)
+		return EINVAL;
+	b->fm_ce_se = fm_ce_se;
+	b->mw_key = rkey;
+	b->mr_lkey = info->mr ? info->mr->lkey : 0;
+	b->addr = info->addr;
+	b->length = info->length;
+	b->access = (acc & IBV_ACCESS_REMOTE_WRITE ? SOFTHCA_ACCESS_REMOTE_WRITE : 0) |
+		    (acc & IBV_ACCESS_REMOTE_READ ? SOFTHCA_ACCESS_REMOTE_READ : 0) |
+		    (acc & IBV_ACCESS_REMOTE_ATOMIC ? SOFTHCA_ACCESS_REMOTE_ATOMIC : 0);
+	b->flags = acc & IBV_ACCESS_ZERO_BASED ? SOFTHCA_BIND_ZERO_BASED : 0;
+	return 0;
+}
+
+int softhca_sq_build_bind(struct softhca_qp *qp, uint64_t wr_id,
+			  const struct ibv_mw_bind_info *info, uint32_t rkey,
+			  uint8_t fm_ce_se, uint32_t seq)
+{
+	struct softhca_sq *sq = &qp->sq;
+	struct softhca_bind_wr b;
+	int bbs;
+
+	bbs = softhca_bind_desc(info, rkey, fm_ce_se, &b);
+	if (bbs)
+		return bbs;
+	bbs = softhca_build_bind_wqe(&sq->fmt, sq->cur_post, &b);
 	if (bbs < 0)
 		return -bbs;
 	softhca_wq_wrs_record(&sq->wrs,
@@ -203,6 +250,36 @@ void softhca_sq_ring(struct softhca_context *ctx, struct softhca_qp *qp,
 	sq_doorbell(ctx, qp, nreq, last_idx, last_bbs);
 }
 
+/*
+ * The WQE of the batch's WR number @nreq at cur_post; @d: its descriptor
+ * (d->op NULL for a bind). The opcode first, then the room, as before.
+ */
+static int post_one(struct softhca_qp *qp, const struct ibv_send_wr *wr,
+		    uint32_t nreq, struct softhca_send_wr *d)
+{
+	uint32_t seq = qp->sq.wrs.head + nreq;
+	bool bind = wr->opcode == IBV_WR_BIND_MW;
+	int err = 0;
+
+	d->op = NULL;
+	if (!bind)
+		err = wr_to_desc(qp, wr, d);
+	if (err)
+		return err;
+	if (softhca_sq_overflow(qp, nreq))
+		return ENOMEM;
+	if (bind)
+		return softhca_sq_build_bind(qp, wr->wr_id,
+					     &wr->bind_mw.bind_info,
+					     wr->bind_mw.rkey,
+					     softhca_fm_ce_se(wr->send_flags,
+							      qp->sig_all),
+					     seq);
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_gs)
+		return EINVAL;
+	return softhca_sq_build_wqe(qp, wr->wr_id, d, seq);
+}
+
 int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr)
 {
@@ -218,24 +295,12 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	for (; wr; wr = wr->next, nreq++) {
 		uint32_t start = sq->cur_post;
 
-		err = wr_to_desc(qp, wr, &d);
-		if (err)
-			break;
-		if (softhca_sq_overflow(qp, nreq)) {
-			err = ENOMEM;
-			break;
-		}
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > sq->max_gs) {
-			err = EINVAL;
-			break;
-		}
-		err = softhca_sq_build_wqe(qp, wr->wr_id, &d,
-					   sq->wrs.head + nreq);
+		err = post_one(qp, wr, nreq, &d);
 		if (err)
 			break;
 		last_idx = softhca_ring_slot(start, sq->wqebb_cnt);
 		last_bbs = sq->cur_post - start;
-		last_inl = softhca_send_wr_inline(&d);
+		last_inl = d.op && softhca_send_wr_inline(&d);
 	}
 
 	if (nreq)

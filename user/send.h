@@ -34,6 +34,17 @@ int softhca_sq_build_wqe(struct softhca_qp *qp, uint64_t wr_id,
 			 const struct softhca_send_wr *wr, uint32_t seq);
 
 /*
+ * A BIND_MW WR (mw.c builds its descriptor) at cur_post, recorded as
+ * softhca_sq_build_wqe() records a send WR. Returns 0 or EINVAL.
+ */
+int softhca_sq_build_bind(struct softhca_qp *qp, uint64_t wr_id,
+			  const struct ibv_mw_bind_info *info, uint32_t rkey,
+			  uint8_t fm_ce_se, uint32_t seq);
+/* A bind's rights and MR as the bind segment says them; EINVAL if bad. */
+int softhca_bind_desc(const struct ibv_mw_bind_info *info, uint32_t rkey,
+		      uint8_t fm_ce_se, struct softhca_bind_wr *b);
+
+/*
  * post_send_db for nreq > 0 WRs just built, the last at WQEBB slot
  * last_idx, last_bbs WQEBBs long, inline or not: the SND record, then the
  * UAR (BlueFlame if it is the only one and qualifies). SQ lock held; the

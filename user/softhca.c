@@ -38,13 +38,16 @@ static void softhca_free_context(struct ibv_context *ibctx);
 
 /* Ops left NULL keep libibverbs' stubs, which fail with EOPNOTSUPP. */
 static const struct verbs_context_ops softhca_ctx_ops = {
+	.alloc_mw = softhca_alloc_mw,
 	.alloc_pd = softhca_alloc_pd,
 	.attach_mcast = softhca_attach_mcast,
+	.bind_mw = softhca_bind_mw,
 	.cq_event = softhca_cq_event,
 	.create_ah = softhca_create_ah,
 	.create_cq = softhca_create_cq,
 	.create_qp = softhca_create_qp,
 	.create_qp_ex = softhca_create_qp_ex,
+	.dealloc_mw = softhca_dealloc_mw,
 	.dealloc_pd = softhca_dealloc_pd,
 	.dereg_mr = softhca_dereg_mr,
 	.destroy_ah = softhca_destroy_ah,

@@ -349,6 +349,12 @@ int softhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		     void *addr, size_t length, int access);
 int softhca_dereg_mr(struct verbs_mr *vmr);
 
+/* mw.c */
+struct ibv_mw *softhca_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
+int softhca_dealloc_mw(struct ibv_mw *mw);
+int softhca_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		    struct ibv_mw_bind *bind);
+
 /* cq.c */
 struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
 				 struct ibv_comp_channel *channel,
@@ -393,7 +399,8 @@ int softhca_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
 	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |		\
 	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV |	\
+	 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_BIND_MW)
 #define SOFTHCA_UD_SEND_OPS_FLAGS					\
 	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 int softhca_wr_api_init(struct softhca_qp *qp);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * wr.c - the extended post-send API (ibv_qp_ex: ibv_wr_start, ibv_wr_send,
- * ibv_wr_set_sge, ..., ibv_wr_complete), for QPs created with
+ * ibv_wr_set_sge, ..., ibv_wr_local_inv, ibv_wr_bind_mw, ibv_wr_complete), for QPs created with
  * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS (ibv_rc_pingpong -N; perftest only on
  * devices it knows, mlx5, EFA and HNS, so not on softhca).
  *
@@ -166,6 +166,49 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 				uint64_t remote_addr, uint64_t add)
 {
 	remote_op(qpx, SOFTHCA_OPCODE_ATOMIC_FA, rkey, remote_addr, 0, add, 0);
+}
+
+/* LOCAL_INV and SEND_WITH_INV: the key travels in ctrl.imm. */
+static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct softhca_send_wr *d = op_begin(qpx, SOFTHCA_OPCODE_LOCAL_INV);
+
+	if (d)
+		d->imm = htobe32(invalidate_rkey);
+}
+
+static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct softhca_send_wr *d = op_begin(qpx, SOFTHCA_OPCODE_SEND_INV);
+
+	if (d)
+		d->imm = htobe32(invalidate_rkey);
+}
+
+/* A bind has no setter: its WQE is built at once (mw.c's descriptor). */
+static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+		       uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	struct softhca_qp *qp = qpx_to_sqp(qpx);
+	struct softhca_wr_batch *b = qp->wr;
+	uint32_t start = qp->sq.cur_post;
+	int ret;
+
+	if (!op_begin(qpx, SOFTHCA_OPCODE_BIND_MW))
+		return;
+	b->pending = false;
+	(void)mw;	/* the window is named by rkey's index */
+	ret = softhca_sq_build_bind(qp, b->wr_id, info, rkey,
+				    b->desc.fm_ce_se,
+				    qp->sq.wrs.head + b->nreq);
+	if (ret) {
+		batch_fail(b, ret);
+		return;
+	}
+	b->last_idx = softhca_ring_slot(start, qp->sq.wqebb_cnt);
+	b->last_bbs = qp->sq.cur_post - start;
+	b->last_inl = false;
+	b->nreq++;
 }
 
 /* The data setters: the pending operation's WQE is built now. */
@@ -359,6 +402,9 @@ int softhca_wr_api_init(struct softhca_qp *qp)
 	qpx->wr_rdma_read = wr_rdma_read;
 	qpx->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	qpx->wr_local_inv = wr_local_inv;
+	qpx->wr_send_inv = wr_send_inv;
+	qpx->wr_bind_mw = wr_bind_mw;
 	qpx->wr_set_sge = wr_set_sge;
 	qpx->wr_set_sge_list = wr_set_sge_list;
 	qpx->wr_set_inline_data = wr_set_inline_data;

@@ -431,6 +431,23 @@ static inline int hca_sgl_get(struct hca *hca, u32 pdn, u32 access,
 	return 0;
 }
 
+/*
+ * The responder's rkey region (@sgl's one element) for QP @qp: what
+ * hca_sgl_get() takes, and a type 2 window answers its own QP only.
+ */
+static inline int hca_sgl_get_remote(struct hca_qp *qp, u32 access,
+				     struct hca_sgl *sgl, u64 len)
+{
+	int err = hca_sgl_get(qp->hca, qp->pdn, access, sgl, len,
+			      &qp->eng->keys);
+
+	if (!err && unlikely(!hca_mkey_qp_ok(sgl->sge[0].mkey, qp->qpn))) {
+		hca_sgl_put(sgl);
+		return -EACCES;
+	}
+	return err;
+}
+
 /* responder.c */
 void hca_resp_done(struct hca_exec_ctx *ctx);
 void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,

@@ -108,6 +108,7 @@ struct hca *hca_create(const char *name)
 	xa_init_flags(&hca->pds, XA_FLAGS_ALLOC1);
 	xa_init_flags(&hca->uars, XA_FLAGS_ALLOC);
 	xa_init_flags(&hca->mkeys, XA_FLAGS_ALLOC1);
+	mutex_init(&hca->mw_lock);
 	xa_init_flags(&hca->cqs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&hca->qps, XA_FLAGS_ALLOC1);
 	INIT_LIST_HEAD(&hca->fabric_node);

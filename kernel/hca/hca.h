@@ -150,12 +150,16 @@ struct hca_cmd_free_uar_in {
 #define HCA_ACCESS_REMOTE_READ		BIT(2)
 #define HCA_ACCESS_REMOTE_ATOMIC	BIT(3)
 #define HCA_ACCESS_LOCAL_READ		BIT(4)	/* implied for every MKey */
+#define HCA_ACCESS_MW_BIND		BIT(5)	/* windows may bind to it */
 #define HCA_MKEY_FAST_REG		BIT(31)	/* CREATE_MKEY only */
+#define HCA_MKEY_MW_TYPE1		BIT(30)	/* CREATE_MKEY only */
+#define HCA_MKEY_MW_TYPE2		BIT(29)	/* CREATE_MKEY only */
 static_assert(HCA_ACCESS_LOCAL_WRITE == SOFTHCA_ACCESS_LOCAL_WRITE);
 static_assert(HCA_ACCESS_REMOTE_WRITE == SOFTHCA_ACCESS_REMOTE_WRITE);
 static_assert(HCA_ACCESS_REMOTE_READ == SOFTHCA_ACCESS_REMOTE_READ);
 static_assert(HCA_ACCESS_REMOTE_ATOMIC == SOFTHCA_ACCESS_REMOTE_ATOMIC);
 static_assert(HCA_ACCESS_LOCAL_READ == SOFTHCA_ACCESS_LOCAL_READ);
+static_assert(HCA_ACCESS_MW_BIND == SOFTHCA_ACCESS_MW_BIND);
 
 /*
  * The reserved lkey (mlx5's reserved lkey): local access to kernel virtual
@@ -176,7 +180,9 @@ struct hca_cmd_create_mkey_in {
 	 * HCA_ACCESS_*; or HCA_MKEY_FAST_REG: an MKey of @pdn for REG_MR
 	 * WQEs of kernel QPs, FREE until one registers it, whose MTT is
 	 * @pages of @npages entries (the most a REG_MR may fill); iova,
-	 * length, offset and page_shift are 0.
+	 * length, offset and page_shift are 0. Or HCA_MKEY_MW_TYPE1/2: a
+	 * memory window of @pdn, FREE until a BIND_MW WQE binds it; every
+	 * other field 0.
 	 */
 	u32 access;
 	u64 iova;			/* first byte the key covers */

@@ -28,7 +28,9 @@
 				 HCA_ACCESS_REMOTE_WRITE |		\
 				 HCA_ACCESS_REMOTE_READ |		\
 				 HCA_ACCESS_REMOTE_ATOMIC |		\
-				 HCA_ACCESS_LOCAL_READ)
+				 HCA_ACCESS_LOCAL_READ |		\
+				 HCA_ACCESS_MW_BIND)
+#define HCA_MKEY_MW			(HCA_MKEY_MW_TYPE1 | HCA_MKEY_MW_TYPE2)
 
 static bool hca_mkey_in_valid(struct hca *hca,
 			       const struct hca_cmd_create_mkey_in *in)
@@ -66,20 +68,43 @@ static bool hca_mkey_fast_in_valid(struct hca *hca,
 	       !in->iova && !in->length && !in->offset && !in->page_shift;
 }
 
+/* A memory window: its PD and its type, nothing else (mkey_mw.c). */
+static bool hca_mkey_mw_in_valid(struct hca *hca,
+				  const struct hca_cmd_create_mkey_in *in)
+{
+	return hca_pd_valid(hca, in->pdn) && !in->pages && !in->npages &&
+	       !in->iova && !in->length && !in->offset && !in->page_shift;
+}
+
+static bool hca_mkey_kind_valid(struct hca *hca,
+				const struct hca_cmd_create_mkey_in *in)
+{
+	if (in->access == HCA_MKEY_FAST_REG)
+		return hca_mkey_fast_in_valid(hca, in);
+	if (in->access == HCA_MKEY_MW_TYPE1 || in->access == HCA_MKEY_MW_TYPE2)
+		return hca_mkey_mw_in_valid(hca, in);
+	return hca_mkey_in_valid(hca, in);
+}
+
 static struct hca_mkey *hca_mkey_new(struct hca *hca,
 				     const struct hca_cmd_create_mkey_in *in)
 {
 	bool fast = in->access == HCA_MKEY_FAST_REG;
 	struct hca_mkey *mkey;
 
-	if (fast ? !hca_mkey_fast_in_valid(hca, in) :
-		   !hca_mkey_in_valid(hca, in))
+	if (!hca_mkey_kind_valid(hca, in))
 		return ERR_PTR(-EINVAL);
 	mkey = kzalloc(sizeof(*mkey), GFP_KERNEL);
 	if (!mkey)
 		return ERR_PTR(-ENOMEM);
 	mkey->pdn = in->pdn;
 	mkey->pages = in->pages;
+	atomic_set(&mkey->mw_bound, 0);
+	if (in->access & HCA_MKEY_MW) {
+		mkey->mw_type = in->access == HCA_MKEY_MW_TYPE1 ? 1 : 2;
+		mkey->state = HCA_MKEY_FREE;
+		return mkey;
+	}
 	if (fast) {
 		mkey->fast_reg = true;
 		mkey->state = HCA_MKEY_FREE;
@@ -146,10 +171,16 @@ int hca_cmd_destroy_mkey(struct hca *hca, const void *inbox, void *outbox)
 
 	xa_lock(&hca->mkeys);
 	mkey = xa_load(&hca->mkeys, index);
-	/* A fast-registration MKey's key byte is the consumer's. */
-	if (!mkey || (!mkey->fast_reg && mkey->key != in->mkey)) {
+	/* A fast-registration MKey's or a window's key byte is the consumer's. */
+	if (!mkey || (!mkey->fast_reg && !mkey->mw_type &&
+		      mkey->key != in->mkey)) {
 		xa_unlock(&hca->mkeys);
 		return -EINVAL;
+	}
+	/* Windows bound to it first (mkey_mw.c adopts under this lock). */
+	if (atomic_read(&mkey->mw_bound)) {
+		xa_unlock(&hca->mkeys);
+		return -EBUSY;
 	}
 	__xa_erase(&hca->mkeys, index);
 	xa_unlock(&hca->mkeys);
@@ -165,6 +196,8 @@ int hca_cmd_destroy_mkey(struct hca *hca, const void *inbox, void *outbox)
 	/* No new lookup finds it; wait for the engine's accesses to end. */
 	if (!refcount_dec_and_test(&mkey->users))
 		wait_for_completion(&mkey->free);
+	if (mkey->mw_type)
+		hca_mw_release(hca, mkey);
 	kfree_rcu(mkey, rcu);
 	return 0;
 }

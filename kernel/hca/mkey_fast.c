@@ -5,8 +5,9 @@
  * REG_MR WQE of a kernel QP of its PD fills its MTT from a page list,
  * sets its key byte, rights, iova and length and makes it VALID; a
  * LOCAL_INV WQE, or a SEND with invalidate that reaches a QP of its PD,
- * makes it FREE again. Lookups (mkey.c) check the state after taking
- * their reference, so from the moment it is FREE no new access passes.
+ * makes it FREE again (the key of a memory window goes to mkey_mw.c).
+ * Lookups (mkey.c) check the state after taking their reference, so from
+ * the moment it is FREE no new access passes.
  *
  * Accesses that passed before are let finish: an invalidation waits until
  * none is left (memory the ULP may free once it sees the invalidation
@@ -112,13 +113,19 @@ out:
 	return err;
 }
 
-int hca_mkey_invalidate(struct hca *hca, u32 pdn, u32 key)
+int hca_mkey_invalidate(struct hca *hca, u32 pdn, u32 qpn, u32 key)
 {
 	struct hca_mkey *mkey = hca_mkey_get_index(hca, key);
 	unsigned int waited = 0;
+	int err;
 
 	if (!mkey)
 		return -EINVAL;
+	if (mkey->mw_type) {
+		err = hca_mw_invalidate(hca, mkey, pdn, qpn, key);
+		hca_mkey_put(mkey);
+		return err;
+	}
 	if (!mkey->fast_reg || READ_ONCE(mkey->key) != key ||
 	    mkey->pdn != (pdn & ~HCA_PDN_RLKEY)) {
 		hca_mkey_put(mkey);

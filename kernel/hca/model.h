@@ -88,6 +88,7 @@ struct hca {
 	u8 *mkey_variant;		/* last variant byte of each MKey index */
 	atomic64_t mkey_gen;		/* DESTROY_MKEYs so far: cache check */
 	atomic64_t mkey_inval_timeouts;	/* mkey_fast.c: accesses outwaited */
+	struct mutex mw_lock;		/* mkey_mw.c: binds and unbinds */
 	u32 mkey_next;			/* xa_alloc_cyclic cursors */
 	u32 cq_next;
 	u32 qp_next;
@@ -242,6 +243,17 @@ struct hca_mkey {
 	u8 state;			/* enum hca_mkey_state */
 	bool fast_reg;
 	unsigned long max_pages;
+	/*
+	 * A memory window (mkey_mw.c): FREE until a BIND_MW WQE points it
+	 * into a range of an MR (@parent, referenced while bound; pages and
+	 * offset then index the MR's MTT); type 2 windows answer only QP
+	 * @mw_qpn. An MR counts the windows bound to it in @mw_bound and
+	 * cannot be destroyed while any is.
+	 */
+	u8 mw_type;			/* 0: not a window; 1 or 2 */
+	u32 mw_qpn;
+	struct hca_mkey *parent;
+	atomic_t mw_bound;
 	refcount_t users;		/* lookups in flight + 1 */
 	struct completion free;		/* users reached 0 */
 	struct rcu_head rcu;
@@ -325,7 +337,32 @@ struct hca_fast_reg {
 };
 
 int hca_mkey_fast_reg(struct hca *hca, u32 pdn, const struct hca_fast_reg *r);
-int hca_mkey_invalidate(struct hca *hca, u32 pdn, u32 key);
+int hca_mkey_invalidate(struct hca *hca, u32 pdn, u32 qpn, u32 key);
+
+/*
+ * mkey_mw.c: a BIND_MW WQE of QP @qpn (of @pdn): 0, or -EINVAL / -EACCES
+ * / -ERANGE for a bind the window, the MR or the rights refuse.
+ */
+struct hca_mw_bind {
+	u32 mw_key;			/* the window's new key */
+	u32 mr_lkey;
+	u64 addr;
+	u64 length;			/* 0: unbind (type 1) */
+	u32 access;			/* HCA_ACCESS_REMOTE_* */
+	bool zero_based;
+};
+
+int hca_mw_bind(struct hca *hca, u32 pdn, u32 qpn, const struct hca_mw_bind *b);
+/* Invalidate type 2 window @mw (LOCAL_INV, SEND_WITH_INV) of QP @qpn. */
+int hca_mw_invalidate(struct hca *hca, struct hca_mkey *mw, u32 pdn, u32 qpn,
+		      u32 key);
+/* DESTROY_MKEY of a window, once no access is left: its binding goes. */
+void hca_mw_release(struct hca *hca, struct hca_mkey *mw);
+/* May QP @qpn access through @mkey (type 2 windows answer one QP)? */
+static inline bool hca_mkey_qp_ok(const struct hca_mkey *mkey, u32 qpn)
+{
+	return likely(mkey->mw_type != 2) || mkey->mw_qpn == qpn;
+}
 /* mkey.c: the MKey at @key's index, whatever its key byte, referenced. */
 struct hca_mkey *hca_mkey_get_index(struct hca *hca, u32 key);
 

@@ -395,9 +395,33 @@ static int hca_sq_fast_reg(struct hca_qp *qp, const struct hca_wqe *w,
 	return hca_mkey_fast_reg(qp->hca, qp->pdn, &r);
 }
 
+/* A BIND_MW WQE: ctrl and the bind segment (mkey_mw.c checks the rest). */
+static int hca_sq_bind(struct hca_qp *qp, const struct hca_wqe *w,
+		       const u8 *buf)
+{
+	const struct softhca_wqe_bind_seg *s = (const void *)(buf +
+							      SOFTHCA_DS_SIZE);
+	struct hca_mw_bind b;
+	u32 flags;
+
+	if (w->ds != SOFTHCA_BIND_DS)
+		return -EINVAL;
+	flags = be32_to_cpu(s->flags);
+	if (flags & ~SOFTHCA_BIND_ZERO_BASED)
+		return -EINVAL;
+	b.mw_key = be32_to_cpu(s->mw_key);
+	b.mr_lkey = be32_to_cpu(s->mr_lkey);
+	b.addr = be64_to_cpu(s->addr);
+	b.length = be64_to_cpu(s->length);
+	b.access = be32_to_cpu(s->access);
+	b.zero_based = flags & SOFTHCA_BIND_ZERO_BASED;
+	return hca_mw_bind(qp->hca, qp->pdn, qp->qpn, &b);
+}
+
 void hca_sq_local(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		  const struct hca_wqe *w)
 {
+	u8 syndrome = SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 	int err = 0;
 
 	/* A wire without packets for an opcode fails it, never drops it. */
@@ -406,10 +430,15 @@ void hca_sq_local(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	else if (w->op->mkop == SOFTHCA_MKOP_REG)
 		err = hca_sq_fast_reg(qp, w, ctx->wqe_buf);
 	else if (w->op->mkop == SOFTHCA_MKOP_LINV)
-		err = hca_mkey_invalidate(qp->hca, qp->pdn, be32_to_cpu(w->imm));
+		err = hca_mkey_invalidate(qp->hca, qp->pdn, qp->qpn,
+					  be32_to_cpu(w->imm));
+	else if (w->op->mkop == SOFTHCA_MKOP_BIND) {
+		err = hca_sq_bind(qp, w, ctx->wqe_buf);
+		syndrome = SOFTHCA_CQE_SYNDROME_MW_BIND_ERR;
+	}
 
 	if (err)
-		hca_sq_fail(qp, w, SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+		hca_sq_fail(qp, w, syndrome);
 	else
 		hca_sq_complete(qp, w);
 }

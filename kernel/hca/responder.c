@@ -347,7 +347,8 @@ static void hca_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *req,
 	 * any byte lands and before the CQE that names it.
 	 */
 	if (unlikely(w->op->mkop == SOFTHCA_MKOP_RINV) &&
-	    hca_mkey_invalidate(resp->hca, resp->pdn, be32_to_cpu(w->imm))) {
+	    hca_mkey_invalidate(resp->hca, resp->pdn, resp->qpn,
+				be32_to_cpu(w->imm))) {
 		hca_sgl_put(&ctx->remote);
 		hca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 		hca_resp_nak(ctx, resp, ans,
@@ -378,8 +379,7 @@ static int hca_resp_rkey(struct hca_exec_ctx *ctx, struct hca_qp *resp,
 	sgl->sge[0].key = ctx->wqe.rkey;
 	sgl->sge[0].va = ctx->wqe.raddr;
 	sgl->sge[0].len = len;
-	return hca_sgl_get(resp->hca, resp->pdn, access, sgl, len,
-			    &resp->eng->keys);
+	return hca_sgl_get_remote(resp, access, sgl, len);
 }
 
 /*

@@ -154,8 +154,7 @@ static int hca_wire_resp_region(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	sgl->sge[0].key = rkey;
 	sgl->sge[0].va = va;
 	sgl->sge[0].len = len;
-	return hca_sgl_get(qp->hca, qp->pdn, access, sgl, len,
-			   &qp->eng->keys);
+	return hca_sgl_get_remote(qp, access, sgl, len);
 }
 
 /* @pkt's payload into @dst from byte @off on (ctx->wqe.local is free). */
@@ -264,7 +263,8 @@ static void hca_wire_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	}
 	/* SEND_LAST/ONLY_INV: an rkey of this QP's PD, before the bytes. */
 	if ((pkt->op->hdrs & HCA_WH_IETH) &&
-	    hca_mkey_invalidate(qp->hca, qp->pdn, pkt->h.ieth_rkey)) {
+	    hca_mkey_invalidate(qp->hca, qp->pdn, qp->qpn,
+				pkt->h.ieth_rkey)) {
 		hca_sgl_put(&ctx->remote);
 		hca_wire_resp_rwqe_err(ctx, qp, pkt,
 				       SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR,

@@ -148,6 +148,7 @@ static struct fake *fake_new(uint32_t cqe_cnt, uint32_t sq_bbs,
 	qp->sq.wrs.cnt = sq_bbs;
 	qp->sq.max_post = max_post;
 	qp->sq.fmt.max_wqebbs = max_wqebbs;
+	qp->sq.fmt.tp = SOFTHCA_TP_RC;
 	qp->sq.max_gs = 4;
 	qp->sq.fmt.max_inline = 100;
 	qp->sq.wrs.wrid = zalloc(8, sq_bbs * sizeof(uint64_t));
@@ -410,7 +411,7 @@ static void send_bad_wr_stops_the_batch(void)
 	w3.wr_id = 3;
 
 	/* an opcode softhca does not run */
-	w2.opcode = IBV_WR_BIND_MW;
+	w2.opcode = IBV_WR_DRIVER1;
 	CHECK_EQ(softhca_post_send(ibqp(f), &w1, &bad), EINVAL);
 	CHECK(bad == &w2);
 	CHECK_EQ(f->qp->sq.wrs.head, 1);		/* w1 is posted */
@@ -521,7 +522,7 @@ static void wakeup_only_when_engine_sleeps(void)
 	CHECK_EQ(softhca_post_recv(ibqp(f), &r, &rbad), 0);
 	CHECK_EQ(wake_calls, 1);		/* receives never wake */
 	/* a batch that posts nothing does not wake either */
-	w2.opcode = IBV_WR_BIND_MW;
+	w2.opcode = IBV_WR_DRIVER1;
 	CHECK_EQ(softhca_post_send(ibqp(f), &w2, &bad), EINVAL);
 	CHECK_EQ(wake_calls, 1);
 	fake_free(f);
@@ -628,6 +629,58 @@ static void wr_api_batch_and_rollback(void)
 	CHECK_EQ(be32toh(f->qp_dbr.snd_counter), 5);
 	/* the lock was released every time */
 	CHECK_EQ(__atomic_load_n(&f->qp->sq.lock.held, __ATOMIC_RELAXED), 0);
+	softhca_wr_api_free(f->qp);
+	fake_free(f);
+}
+
+/* ibv_wr_local_inv, ibv_wr_send_inv, ibv_wr_bind_mw: their WQE bytes. */
+static void wr_api_mkey_ops(void)
+{
+	struct fake *f = fake_new(8, 8, 8, 2, 4);
+	struct ibv_qp_ex *qpx = &f->qp->vqp.qp_ex;
+	struct ibv_mr mr = { .lkey = 0x4242 };
+	struct ibv_mw_bind_info bi = {
+		.mr = &mr, .addr = 0x10000, .length = 0x3000,
+		.mw_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_ZERO_BASED,
+	};
+	uint8_t *b;
+
+	CHECK_EQ(softhca_wr_api_init(f->qp), 0);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 1;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_local_inv(qpx, 0x1234);
+	qpx->wr_id = 2;
+	ibv_wr_bind_mw(qpx, NULL, 0x5601, &bi);
+	qpx->wr_id = 3;
+	ibv_wr_send_inv(qpx, 0x9911);
+	ibv_wr_set_sge(qpx, 0x77, 0x5000, 10);
+	CHECK_EQ(ibv_wr_complete(qpx), 0);
+	CHECK_EQ(f->qp->sq.wrs.head, 3);
+	b = sq_bb(f, 0);
+	CHECK_EQ(b[3], SOFTHCA_OPCODE_LOCAL_INV);
+	CHECK_EQ(b[7], 1);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 12)), 0x1234);
+	b = sq_bb(f, 1);
+	CHECK_EQ(b[3], SOFTHCA_OPCODE_BIND_MW);
+	CHECK_EQ(b[7], SOFTHCA_BIND_DS);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 16)), 0x5601);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 20)), 0x4242);
+	CHECK_EQ(be64toh(*(uint64_t *)(b + 24)), 0x10000);
+	CHECK_EQ(be64toh(*(uint64_t *)(b + 32)), 0x3000);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 40)), SOFTHCA_ACCESS_REMOTE_READ);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 44)), SOFTHCA_BIND_ZERO_BASED);
+	CHECK_EQ(f->qp->sq.wrs.wrid[1], 2);
+	b = sq_bb(f, 2);
+	CHECK_EQ(b[3], SOFTHCA_OPCODE_SEND_INV);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 12)), 0x9911);
+	CHECK_EQ(be32toh(*(uint32_t *)(b + 20)), 0x77);
+	/* rights a window cannot have drop the batch */
+	bi.mw_access_flags = IBV_ACCESS_LOCAL_WRITE;
+	ibv_wr_start(qpx);
+	ibv_wr_bind_mw(qpx, NULL, 0x5602, &bi);
+	CHECK_EQ(ibv_wr_complete(qpx), EINVAL);
+	CHECK_EQ(f->qp->sq.cur_post, 3);
 	softhca_wr_api_free(f->qp);
 	fake_free(f);
 }
@@ -1239,6 +1292,7 @@ static const struct tap_test tests[] = {
 	{ "send_overflow_and_recovery", send_overflow_and_recovery },
 	{ "wakeup_only_when_engine_sleeps", wakeup_only_when_engine_sleeps },
 	{ "wr_api_batch_and_rollback", wr_api_batch_and_rollback },
+	{ "wr_api_mkey_ops", wr_api_mkey_ops },
 	{ "wr_api_sq_full", wr_api_sq_full },
 	{ "ud_post_send", ud_post_send },
 	{ "ud_wr_set_ud_addr", ud_wr_set_ud_addr },

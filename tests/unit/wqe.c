@@ -510,7 +510,8 @@ static void opcode_and_flags(void)
 	CHECK_EQ(softhca_wr_opcode(IBV_WR_ATOMIC_CMP_AND_SWP), 0x11);
 	CHECK_EQ(softhca_wr_opcode(IBV_WR_ATOMIC_FETCH_AND_ADD), 0x12);
 	CHECK_EQ(softhca_wr_opcode(IBV_WR_LOCAL_INV), 0x1b);
-	CHECK_EQ(softhca_wr_opcode(IBV_WR_BIND_MW), -1);
+	CHECK_EQ(softhca_wr_opcode(IBV_WR_BIND_MW), 0x18);
+	CHECK_EQ(softhca_wr_opcode(IBV_WR_DRIVER1), -1);
 	CHECK_EQ(softhca_wr_opcode(IBV_WR_SEND_WITH_INV), 0x01);
 	CHECK_EQ(softhca_wr_opcode(0x20 /* IB_WR_REG_MR */), 0x25);
 	CHECK_EQ(softhca_wr_opcode(0x21), -1);
@@ -546,6 +547,8 @@ static void opcode_table_rows(void)
 		  SOFTHCA_CQE_RESP_SEND_INV, IBV_WC_SEND, SOFTHCA_MKOP_RINV },
 		{ 0x1b, "LOCAL_INV", IBV_WR_LOCAL_INV, 0, 0, 0, 0,
 		  SOFTHCA_CQE_INVALID, IBV_WC_LOCAL_INV, SOFTHCA_MKOP_LINV },
+		{ 0x18, "BIND_MW", IBV_WR_BIND_MW, 0, 0, 0, 0,
+		  SOFTHCA_CQE_INVALID, IBV_WC_BIND_MW, SOFTHCA_MKOP_BIND },
 		{ 0x25, "UMR", 0x20 /* IB_WR_REG_MR */, 0, 0, 0, 0,
 		  SOFTHCA_CQE_INVALID, 8 /* IB_WC_REG_MR */, SOFTHCA_MKOP_REG },
 		{ 0x08, "RDMA_WRITE", IBV_WR_RDMA_WRITE, R | D | I, 0,
@@ -598,8 +601,8 @@ static void opcode_table_rows(void)
 		CHECK_EQ(op->wc_opcode, rows[i].wc);
 		CHECK_EQ(op->mkop, rows[i].mkop);
 		CHECK_EQ(softhca_opcode_is_local(op),
-			 rows[i].opcode == 0 || rows[i].opcode == 0x1b ||
-			 rows[i].opcode == 0x25);
+			 rows[i].opcode == 0 || rows[i].opcode == 0x18 ||
+			 rows[i].opcode == 0x1b || rows[i].opcode == 0x25);
 		CHECK_EQ(softhca_opcode_has_imm(op),
 			 !!(rows[i].flags & SOFTHCA_OPF_IMM) ||
 			 rows[i].mkop == SOFTHCA_MKOP_LINV ||

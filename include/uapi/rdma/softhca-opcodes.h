@@ -30,6 +30,7 @@
 #define SOFTHCA_ACCESS_REMOTE_READ	(1U << 2)
 #define SOFTHCA_ACCESS_REMOTE_ATOMIC	(1U << 3)
 #define SOFTHCA_ACCESS_LOCAL_READ	(1U << 4)	/* every MKey grants it */
+#define SOFTHCA_ACCESS_MW_BIND		(1U << 5)	/* an MR windows bind to */
 
 /*
  * Verbs WR opcodes: ibv_wr_opcode and ib_wr_opcode have these values
@@ -45,6 +46,7 @@ enum {
 	SOFTHCA_WR_ATOMIC_CMP_AND_SWP	= 5,
 	SOFTHCA_WR_ATOMIC_FETCH_AND_ADD	= 6,
 	SOFTHCA_WR_LOCAL_INV		= 7,
+	SOFTHCA_WR_BIND_MW		= 8,
 	SOFTHCA_WR_SEND_WITH_INV	= 9,
 	SOFTHCA_WR_REG_MR		= 0x20,	/* kernel only (IB_WR_REG_MR) */
 	SOFTHCA_WR_CNT			= 0x21,	/* above every WR opcode */
@@ -53,19 +55,22 @@ enum {
 /* The WR opcodes that have a row (checked below). */
 #define SOFTHCA_WR_ROWS	(((1ULL << SOFTHCA_WR_LOCAL_INV) - 1) |	\
 			 1ULL << SOFTHCA_WR_LOCAL_INV |			\
+			 1ULL << SOFTHCA_WR_BIND_MW |			\
 			 1ULL << SOFTHCA_WR_SEND_WITH_INV |		\
 			 1ULL << SOFTHCA_WR_REG_MR)
 
 /*
  * What an opcode does to an MKey (the opcode table's mk column): register
  * the one its UMR segment names (kernel QPs only: fast registration),
- * invalidate the key its ctrl.imm carries at the requester (LOCAL_INV), or
- * have the responder invalidate it after the SEND (SEND_WITH_INV).
+ * invalidate the key its ctrl.imm carries at the requester (LOCAL_INV),
+ * have the responder invalidate it after the SEND (SEND_WITH_INV), or bind
+ * the memory window its bind segment names to a range of an MR (BIND_MW).
  */
 #define SOFTHCA_MKOP_NONE		0
 #define SOFTHCA_MKOP_REG		1
 #define SOFTHCA_MKOP_LINV		2
 #define SOFTHCA_MKOP_RINV		3
+#define SOFTHCA_MKOP_BIND		4
 
 /*
  * Transports (QP service types) of the opcode table's rc / ud columns: the
@@ -95,7 +100,7 @@ enum {
  *   cmp     compare-and-swap: the atomic segment's compare is used
  *   mk      SOFTHCA_MKOP_*: what it does to an MKey (ctrl.imm names the
  *           key of LINV and RINV; REG has a UMR segment and the page list
- *           pointer instead of the segments above)
+ *           pointer, BIND a bind segment, instead of the segments above)
  *   local   SOFTHCA_ACCESS_* the requester's SGEs need
  *   remote  SOFTHCA_ACCESS_* the responder checks on the QP and the rkey;
  *           also what the responder does: NONE a SEND (or nothing, if it
@@ -116,6 +121,7 @@ enum {
 	X(RDMA_READ,      0x10, RDMA_READ,             1, 0, 1, 0, 1, 0, 0,  0, 0,  NONE, LOCAL_WRITE, REMOTE_READ,   RDMA_READ,  NONE)          \
 	X(ATOMIC_CS,      0x11, ATOMIC_CMP_AND_SWP,    1, 0, 1, 1, 1, 0, 0,  0, 1,  NONE, LOCAL_WRITE, REMOTE_ATOMIC, COMP_SWAP,  NONE)          \
 	X(ATOMIC_FA,      0x12, ATOMIC_FETCH_AND_ADD,  1, 0, 1, 1, 1, 0, 0,  0, 0,  NONE, LOCAL_WRITE, REMOTE_ATOMIC, FETCH_ADD,  NONE)          \
+	X(BIND_MW,        0x18, BIND_MW,               1, 0, 0, 0, 0, 0, 0,  0, 0,  BIND, NONE,        NONE,          BIND_MW,    NONE)          \
 	X(LOCAL_INV,      0x1b, LOCAL_INV,             1, 0, 0, 0, 0, 0, 0,  0, 0,  LINV, NONE,        NONE,          LOCAL_INV,  NONE)          \
 	X(UMR,            0x25, REG_MR,                1, 0, 0, 0, 0, 0, 0,  0, 0,  REG,  NONE,        NONE,          REG_MR,     NONE)
 
@@ -240,7 +246,8 @@ static const struct softhca_opcode_info softhca_opcodes[SOFTHCA_OPCODE_CNT] = {
 			SOFTHCA_ACCESS_##remote == SOFTHCA_ACCESS_NONE),	\
 		       #name_ ": the key to invalidate comes with a SEND"); \
 	_Static_assert((SOFTHCA_MKOP_##mk != SOFTHCA_MKOP_LINV &&	\
-			SOFTHCA_MKOP_##mk != SOFTHCA_MKOP_REG) ||	\
+			SOFTHCA_MKOP_##mk != SOFTHCA_MKOP_REG &&	\
+			SOFTHCA_MKOP_##mk != SOFTHCA_MKOP_BIND) ||	\
 		       (!(rv) && !(da) && !(ud) &&			\
 			SOFTHCA_ACCESS_##remote == SOFTHCA_ACCESS_NONE),	\
 		       #name_ ": a local MKey operation, on RC's SQ");
@@ -314,7 +321,7 @@ static inline int softhca_wr_opcode(int wr)
 
 /*
  * Does @op run at the requester alone? (It neither touches remote memory
- * nor consumes a receive: NOP, LOCAL_INV, UMR.)
+ * nor consumes a receive: NOP, BIND_MW, LOCAL_INV, UMR.)
  */
 static inline int softhca_opcode_is_local(const struct softhca_opcode_info *op)
 {

@@ -80,6 +80,25 @@ struct softhca_wqe_umr_seg {
 
 #define SOFTHCA_UMR_DS			4	/* ctrl, UMR (2), list pointer */
 
+/*
+ * Bind segment of a BIND_MW WQE (ibv_bind_mw, IBV_WR_BIND_MW), after
+ * ctrl: the window's new key (index and key byte), the MR it binds to
+ * and the range of that MR's address space, the window's rights. A
+ * length of 0 unbinds a type 1 window. mlx5 binds with a UMR WQE; softhca
+ * keeps mlx5's older BIND_MW opcode so the opcode table has one WR a row.
+ */
+struct softhca_wqe_bind_seg {
+	__be32	mw_key;			/* 0: the window's new key */
+	__be32	mr_lkey;		/* 4: the MR's lkey */
+	__be64	addr;			/* 8: in the MR's address space */
+	__be64	length;			/* 16 */
+	__be32	access;			/* 24: SOFTHCA_ACCESS_REMOTE_* */
+	__be32	flags;			/* 28: SOFTHCA_BIND_* */
+};
+
+#define SOFTHCA_BIND_ZERO_BASED		(1U << 0)	/* window starts at 0 */
+#define SOFTHCA_BIND_DS			3	/* ctrl, bind (2) */
+
 /* Remote address segment: RDMA READ/WRITE and atomics, after ctrl. */
 struct softhca_wqe_raddr_seg {
 	__be64	raddr;			/* 0 */

@@ -520,6 +520,47 @@ static inline int softhca_build_umr_wqe(const struct softhca_sq_fmt *sq,
 	return (int)softhca_ds_to_wqebbs(SOFTHCA_UMR_DS);
 }
 
+/* A window bind (ibv_bind_mw, IBV_WR_BIND_MW): what the bind segment says. */
+struct softhca_bind_wr {
+	__u8 fm_ce_se;
+	__u32 mw_key;			/* the window's new key */
+	__u32 mr_lkey;
+	__u64 addr;
+	__u64 length;
+	__u32 access;			/* SOFTHCA_ACCESS_REMOTE_* */
+	__u32 flags;			/* SOFTHCA_BIND_* */
+};
+
+/*
+ * Write a BIND_MW WQE at @cur_post: ctrl and the bind segment, in one
+ * WQEBB. Returns the WQEBBs (1) or -EINVAL on a datagram QP.
+ */
+static inline int softhca_build_bind_wqe(const struct softhca_sq_fmt *sq,
+					 __u32 cur_post,
+					 const struct softhca_bind_wr *b)
+{
+	__u32 off = (cur_post << SOFTHCA_SEND_WQE_SHIFT) & (sq->ring.size - 1);
+	struct softhca_wqe_bind_seg *seg;
+
+	if (sq->tp != SOFTHCA_TP_RC ||
+	    softhca_ds_to_wqebbs(SOFTHCA_BIND_DS) > sq->max_wqebbs)
+		return -EINVAL;
+	seg = (struct softhca_wqe_bind_seg *)
+	      (sq->ring.buf + off + sizeof(struct softhca_wqe_ctrl_seg));
+	seg->mw_key = __cpu_to_be32(b->mw_key);
+	seg->mr_lkey = __cpu_to_be32(b->mr_lkey);
+	seg->addr = __cpu_to_be64(b->addr);
+	seg->length = __cpu_to_be64(b->length);
+	seg->access = __cpu_to_be32(b->access);
+	seg->flags = __cpu_to_be32(b->flags);
+	softhca_set_ctrl_seg((struct softhca_wqe_ctrl_seg *)(sq->ring.buf + off),
+			     SOFTHCA_OPCODE_BIND_MW, 0, (__u16)cur_post, sq->qpn,
+			     SOFTHCA_BIND_DS, b->fm_ce_se, 0);
+	if (sq->sign)
+		softhca_sign_send_wqe(&sq->ring, off);
+	return (int)softhca_ds_to_wqebbs(SOFTHCA_BIND_DS);
+}
+
 /* ---- receive WQEs ------------------------------------------------------- */
 
 /*
