@@ -382,6 +382,47 @@ TEST_F(mw, type2_bind_invalidate_rebind)
 	EXPECT_EQ(0, ibv_dealloc_mw(mw));
 }
 
+/* A second RC QP on @e's PD and CQs (in place of e->qp in a copied pair). */
+static struct ibv_qp *second_qp(struct rc_end *e)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = e->scq, .recv_cq = e->rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(e->pd, &ia);
+}
+
+/* Type 2B: a window bound by QP B answers B alone, not B's PD's other QPs. */
+TEST_F(mw, type2_answers_its_qp_only)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(B->pd, IBV_MW_TYPE_2);
+	struct rc_pair p2 = self->p;
+	uint32_t k;
+
+	ASSERT_NE(NULL, mw);
+	p2.e[0].qp = second_qp(A);
+	p2.e[1].qp = second_qp(B);
+	ASSERT_NE(NULL, p2.e[0].qp);
+	ASSERT_NE(NULL, p2.e[1].qp);
+	ASSERT_EQ(0, rc_pair_connect(&p2)) TH_LOG("%s", rc_err);
+	k = ibv_inc_rkey(mw->rkey);
+	ASSERT_EQ(IBV_WC_SUCCESS, bind2(&self->p, mw, k, WIN, WLEN, RW));
+	/* B's MR itself is open to both QPs. */
+	EXPECT_EQ(IBV_WC_SUCCESS, a_rdma(&p2, IBV_WR_RDMA_WRITE,
+					 b_addr(&self->p, WIN), B->mr->rkey, 8));
+	/* The window: through the QP that bound it only. */
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, a_rdma(&p2, IBV_WR_RDMA_WRITE,
+						b_addr(&self->p, WIN), k, 8));
+	EXPECT_EQ(IBV_WC_SUCCESS, a_rdma(&self->p, IBV_WR_RDMA_WRITE,
+					 b_addr(&self->p, WIN), k, 8));
+	drain(A->scq);
+	EXPECT_EQ(0, ibv_destroy_qp(p2.e[0].qp));
+	EXPECT_EQ(0, ibv_destroy_qp(p2.e[1].qp));
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+}
+
 TEST_F(mw, type1_cannot_be_invalidated)
 {
 	struct ibv_mw *mw = ibv_alloc_mw(B->pd, IBV_MW_TYPE_1);
