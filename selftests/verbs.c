@@ -89,7 +89,11 @@ TEST(query_device_ex_matches_sysfs)
 	EXPECT_LE(1, attr.orig_attr.max_qp_rd_atom);
 	EXPECT_LE(1, attr.orig_attr.max_qp_init_rd_atom);
 	EXPECT_EQ(0, attr.orig_attr.max_srq) TH_LOG("no SRQ support is claimed");
-	EXPECT_EQ(0, attr.orig_attr.max_mw) TH_LOG("no MW support is claimed");
+	/* Memory windows share the MKey index with MRs (selftests/mw.c). */
+	EXPECT_EQ(attr.orig_attr.max_mr, attr.orig_attr.max_mw);
+	EXPECT_NE(0, attr.orig_attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW);
+	EXPECT_NE(0, attr.orig_attr.device_cap_flags &
+		     IBV_DEVICE_MEM_WINDOW_TYPE_2B);
 	/* UD: address handles and multicast groups (the values: devinfo.c). */
 	EXPECT_LE(1, attr.orig_attr.max_ah);
 	EXPECT_LE(1, attr.orig_attr.max_mcast_grp);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * pd.c - protection domains. The kernel returns the HCA's PD number (pdn),
- * which the data path will need in MKey and QP contexts.
+ * which the data path will need in MKey and QP contexts. Parent domains
+ * are td.c's; ibv_dealloc_pd() of one comes here and goes there.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -49,8 +50,14 @@ struct ibv_pd *softhca_alloc_pd(struct ibv_context *ibctx)
 
 int softhca_dealloc_pd(struct ibv_pd *ibpd)
 {
+	struct softhca_pd *pd = to_spd(ibpd);
 	int ret;
 
+	/* ibv_dealloc_pd() of a parent domain (td.c) or of a PD under one. */
+	if (pd->protection)
+		return softhca_dealloc_parent_domain(pd);
+	if (__atomic_load_n(&pd->users, __ATOMIC_ACQUIRE))
+		return EBUSY;
 	ret = ibv_cmd_dealloc_pd(ibpd);
 	if (ret)
 		return ret;

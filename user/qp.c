@@ -223,6 +223,15 @@ static int qp_map(struct softhca_context *ctx, struct softhca_qp *qp,
 	return 0;
 }
 
+/* A parent domain counts its QPs (td.c); a PD's are the kernel's. */
+static void pd_hold(struct ibv_pd *ibpd, int n)
+{
+	struct softhca_pd *pd = to_spd(ibpd);
+
+	if (pd->protection)
+		__atomic_fetch_add(&pd->users, n, __ATOMIC_ACQ_REL);
+}
+
 static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 				struct ibv_qp_init_attr_ex *attr)
 {
@@ -232,6 +241,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 	struct softhca_create_qp_resp_buf resp;
 	struct softhca_create_qp_cmd cmd;
 	struct softhca_qp *qp;
+	bool single;
 	int ret;
 
 	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) ||
@@ -253,9 +263,11 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = softhca_lock_init(&qp->sq.lock, !ctx->single_threaded);
+	/* A thread domain's promise, or the environment's (softhca.h). */
+	single = ctx->single_threaded || softhca_pd_single_thread(attr->pd);
+	ret = softhca_lock_init(&qp->sq.lock, !single);
 	if (!ret) {
-		ret = softhca_lock_init(&qp->rq.lock, !ctx->single_threaded);
+		ret = softhca_lock_init(&qp->rq.lock, !single);
 		if (ret)
 			softhca_lock_destroy(&qp->sq.lock);
 	}
@@ -299,6 +311,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 	ret = qp_table_insert(ctx, qp);
 	if (ret)
 		goto err_destroy;
+	pd_hold(attr->pd, 1);
 	return &qp->vqp.qp;
 
 err_destroy:
@@ -411,6 +424,7 @@ int softhca_destroy_qp(struct ibv_qp *ibqp)
 	unlock_cqs(scq, rcq);
 
 	munmap(qp->map, qp->map_size);
+	pd_hold(ibqp->pd, -1);
 	qp_free_sw(qp);
 	return 0;
 }

@@ -39,7 +39,9 @@ static void softhca_free_context(struct ibv_context *ibctx);
 /* Ops left NULL keep libibverbs' stubs, which fail with EOPNOTSUPP. */
 static const struct verbs_context_ops softhca_ctx_ops = {
 	.alloc_mw = softhca_alloc_mw,
+	.alloc_parent_domain = softhca_alloc_parent_domain,
 	.alloc_pd = softhca_alloc_pd,
+	.alloc_td = softhca_alloc_td,
 	.attach_mcast = softhca_attach_mcast,
 	.bind_mw = softhca_bind_mw,
 	.cq_event = softhca_cq_event,
@@ -49,6 +51,7 @@ static const struct verbs_context_ops softhca_ctx_ops = {
 	.create_qp_ex = softhca_create_qp_ex,
 	.dealloc_mw = softhca_dealloc_mw,
 	.dealloc_pd = softhca_dealloc_pd,
+	.dealloc_td = softhca_dealloc_td,
 	.dereg_mr = softhca_dereg_mr,
 	.destroy_ah = softhca_destroy_ah,
 	.destroy_cq = softhca_destroy_cq,

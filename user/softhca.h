@@ -148,9 +148,25 @@ struct softhca_context {
 	uint32_t max_cqe;
 };
 
+/*
+ * A protection domain, or a parent domain (td.c) standing for one
+ * (@protection) with a thread domain (@td) and the caller's pd_context;
+ * @pdn is the protection domain's either way. @users: parent domains on a
+ * PD, QPs on a parent domain.
+ */
 struct softhca_pd {
 	struct ibv_pd ibv_pd;
 	uint32_t pdn;
+	struct softhca_pd *protection;	/* parent domains only */
+	struct softhca_td *td;		/* parent domains only, or NULL */
+	void *pd_context;
+	unsigned int users;
+};
+
+/* A thread domain: @users parent domains hold it. */
+struct softhca_td {
+	struct ibv_td ibv_td;
+	unsigned int users;
 };
 
 /*
@@ -242,6 +258,17 @@ static inline struct softhca_context *to_sctx(struct ibv_context *ibctx)
 static inline struct softhca_pd *to_spd(struct ibv_pd *ibpd)
 {
 	return softhca_container_of(ibpd, struct softhca_pd, ibv_pd);
+}
+
+static inline struct softhca_td *to_std(struct ibv_td *ibtd)
+{
+	return softhca_container_of(ibtd, struct softhca_td, ibv_td);
+}
+
+/* A QP on a parent domain with a thread domain takes no queue locks. */
+static inline bool softhca_pd_single_thread(struct ibv_pd *ibpd)
+{
+	return to_spd(ibpd)->td != NULL;
 }
 
 static inline struct softhca_ah *to_sah(struct ibv_ah *ibah)
@@ -341,6 +368,15 @@ int softhca_query_port(struct ibv_context *ibctx, uint8_t port,
 /* pd.c */
 struct ibv_pd *softhca_alloc_pd(struct ibv_context *ibctx);
 int softhca_dealloc_pd(struct ibv_pd *ibpd);
+
+/* td.c */
+struct ibv_td *softhca_alloc_td(struct ibv_context *ibctx,
+				struct ibv_td_init_attr *attr);
+int softhca_dealloc_td(struct ibv_td *ibtd);
+struct ibv_pd *
+softhca_alloc_parent_domain(struct ibv_context *ibctx,
+			    struct ibv_parent_domain_init_attr *attr);
+int softhca_dealloc_parent_domain(struct softhca_pd *pd);
 
 /* mr.c */
 struct ibv_mr *softhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
