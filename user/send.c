@@ -64,6 +64,22 @@ bool softhca_sq_overflow(struct softhca_qp *qp, uint32_t nreq)
 }
 
 /*
+ * A WQE of @bbs WQEBBs was just written at cur_post (or the builder's
+ * -errno): record the WR at its slot and step over it.
+ */
+static int sq_advance(struct softhca_sq *sq, int bbs, uint64_t wr_id,
+		      uint32_t seq)
+{
+	if (bbs < 0)
+		return -bbs;
+	softhca_wq_wrs_record(&sq->wrs,
+			      softhca_ring_slot(sq->cur_post, sq->wqebb_cnt),
+			      wr_id, seq);
+	sq->cur_post += (uint32_t)bbs;
+	return 0;
+}
+
+/*
  * Write the WQE at cur_post and account for it (seed-map.md §3.1 step 2).
  * seq is this WR's number in the SQ (head + WRs before it in the batch):
  * poll_cq sets the tail to seq + 1 when the WQE completes. Returns 0, or
@@ -73,15 +89,9 @@ int softhca_sq_build_wqe(struct softhca_qp *qp, uint64_t wr_id,
 			 const struct softhca_send_wr *wr, uint32_t seq)
 {
 	struct softhca_sq *sq = &qp->sq;
-	int bbs = softhca_build_send_wqe(&sq->fmt, sq->cur_post, wr);
 
-	if (bbs < 0)
-		return -bbs;
-	softhca_wq_wrs_record(&sq->wrs,
-			      softhca_ring_slot(sq->cur_post, sq->wqebb_cnt),
-			      wr_id, seq);
-	sq->cur_post += (uint32_t)bbs;
-	return 0;
+	return sq_advance(sq, softhca_build_send_wqe(&sq->fmt, sq->cur_post, wr),
+			  wr_id, seq);
 }
 
 #define SOFTHCA_MW_RIGHTS	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
@@ -119,14 +129,8 @@ int softhca_sq_build_bind(struct softhca_qp *qp, uint64_t wr_id,
 	bbs = softhca_bind_desc(info, rkey, fm_ce_se, &b);
 	if (bbs)
 		return bbs;
-	bbs = softhca_build_bind_wqe(&sq->fmt, sq->cur_post, &b);
-	if (bbs < 0)
-		return -bbs;
-	softhca_wq_wrs_record(&sq->wrs,
-			      softhca_ring_slot(sq->cur_post, sq->wqebb_cnt),
-			      wr_id, seq);
-	sq->cur_post += (uint32_t)bbs;
-	return 0;
+	return sq_advance(sq, softhca_build_bind_wqe(&sq->fmt, sq->cur_post, &b),
+			  wr_id, seq);
 }
 
 /*

@@ -48,6 +48,22 @@ static void batch_fail(struct softhca_wr_batch *b, int err)
 		b->err = err;
 }
 
+/* A WQE built from @start (or @err): the batch's last, or its error. */
+static void batch_count(struct softhca_qp *qp, uint32_t start, int err,
+			bool inl)
+{
+	struct softhca_wr_batch *b = qp->wr;
+
+	if (err) {
+		batch_fail(b, err);
+		return;
+	}
+	b->last_idx = softhca_ring_slot(start, qp->sq.wqebb_cnt);
+	b->last_bbs = qp->sq.cur_post - start;
+	b->last_inl = inl;
+	b->nreq++;
+}
+
 /* Build the pending WQE with what desc holds now. */
 static void batch_build(struct softhca_qp *qp)
 {
@@ -58,14 +74,7 @@ static void batch_build(struct softhca_qp *qp)
 	b->pending = false;
 	ret = softhca_sq_build_wqe(qp, b->wr_id, &b->desc,
 				   qp->sq.wrs.head + b->nreq);
-	if (ret) {
-		batch_fail(b, ret);
-		return;
-	}
-	b->last_idx = softhca_ring_slot(start, qp->sq.wqebb_cnt);
-	b->last_bbs = qp->sq.cur_post - start;
-	b->last_inl = softhca_send_wr_inline(&b->desc);
-	b->nreq++;
+	batch_count(qp, start, ret, softhca_send_wr_inline(&b->desc));
 }
 
 /* A new operation: finish the previous one, check room, start desc. */
@@ -201,14 +210,7 @@ static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 	ret = softhca_sq_build_bind(qp, b->wr_id, info, rkey,
 				    b->desc.fm_ce_se,
 				    qp->sq.wrs.head + b->nreq);
-	if (ret) {
-		batch_fail(b, ret);
-		return;
-	}
-	b->last_idx = softhca_ring_slot(start, qp->sq.wqebb_cnt);
-	b->last_bbs = qp->sq.cur_post - start;
-	b->last_inl = false;
-	b->nreq++;
+	batch_count(qp, start, ret, false);
 }
 
 /* The data setters: the pending operation's WQE is built now. */
