@@ -16,6 +16,31 @@
 /* softhca_create_cq_req.comp_mask bits this driver understands. */
 #define SHCA_CQ_REQ_MASK	0
 
+/*
+ * The clocks a CQ's CQEs are stamped with: ib_uverbs' TIMESTAMP_COMPLETION
+ * (libibverbs sets it for either wc_flags timestamp) asks for stamps, our
+ * request's flags say which clocks; the flag alone is the device clock.
+ * A clock asked for without the flag is -EINVAL, other bits too.
+ */
+static int shca_cq_ts_flags(const struct ib_cq_init_attr *attr,
+			    const struct softhca_create_cq_req *req, u32 *ts)
+{
+	const u32 clocks = SOFTHCA_CQ_FLAG_TS | SOFTHCA_CQ_FLAG_TS_WALLCLOCK;
+
+	*ts = 0;
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION)
+		return -EOPNOTSUPP;
+	if (req->flags & ~clocks)
+		return -EINVAL;
+	if (!(attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION))
+		return req->flags ? -EINVAL : 0;
+	if (!req->flags || (req->flags & SOFTHCA_CQ_FLAG_TS))
+		*ts |= HCA_CQ_TS;
+	if (req->flags & SOFTHCA_CQ_FLAG_TS_WALLCLOCK)
+		*ts |= HCA_CQ_TS_WALLCLOCK;
+	return 0;
+}
+
 int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata)
 {
@@ -31,7 +56,7 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	u32 cnt, i;
 	int err;
 
-	if (attr->flags)
+	if (!udata && attr->flags)
 		return -EOPNOTSUPP;
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
@@ -42,8 +67,11 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		err = shca_udata_req(udata, &req, sizeof(req));
 		if (err)
 			return err;
-		if ((req.comp_mask & ~SHCA_CQ_REQ_MASK) || req.reserved)
+		if (req.comp_mask & ~SHCA_CQ_REQ_MASK)
 			return -EINVAL;
+		err = shca_cq_ts_flags(attr, &req, &in.flags);
+		if (err)
+			return err;
 	}
 
 	/*

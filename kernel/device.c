@@ -74,6 +74,9 @@ static int shca_query_device(struct ib_device *ibdev,
 	attr->max_cqe = caps->max_cqe;
 	attr->cq_caps.max_cq_moderation_count = caps->max_cq_mod_count;
 	attr->cq_caps.max_cq_moderation_period = caps->max_cq_mod_period;
+	/* CQE timestamps (CREATE_CQ's clocks) count in the device clock. */
+	attr->hca_core_clock = caps->core_clock_khz;
+	attr->timestamp_mask = caps->timestamp_mask;
 	attr->max_mr = caps->max_mr;
 	attr->max_pd = caps->max_pd;
 	attr->max_qp_rd_atom = caps->max_qp_rd_atom;

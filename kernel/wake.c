@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softhca verbs driver: the wake-up call, ENGINE_WAKE and the wake fd.
+ * softhca verbs driver: the driver's device methods: the wake-up call
+ * (ENGINE_WAKE and the wake fd) and QUERY_CLOCK, the device clock.
  *
  * The provider calls only when it finds SOFTHCA_ENGINE_NEED_WAKEUP set in
  * its doorbell area after ringing a doorbell (design.md §5). The HCA model
@@ -124,7 +125,32 @@ out_unlock:
 	return err;
 }
 
+/*
+ * ibv_query_rt_values_ex(): the device clock now, read from the HCA like
+ * mlx5's internal timer. A method, not a mapped page: the clock is the
+ * kernel's CLOCK_MONOTONIC, which a process in a time namespace would see
+ * offset, and only the kernel reads it unshifted.
+ */
+static int
+UVERBS_HANDLER(SOFTHCA_METHOD_QUERY_CLOCK)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_ucontext *uctx = ib_uverbs_get_ucontext(attrs);
+	u64 ns;
+
+	if (IS_ERR(uctx))
+		return PTR_ERR(uctx);
+	ns = hca_read_clock(to_shca_dev(uctx->device)->hca);
+	return uverbs_copy_to(attrs, SOFTHCA_ATTR_QUERY_CLOCK_NS, &ns,
+			      sizeof(ns));
+}
+
 DECLARE_UVERBS_NAMED_METHOD(SOFTHCA_METHOD_ENGINE_WAKE);
+
+DECLARE_UVERBS_NAMED_METHOD(
+	SOFTHCA_METHOD_QUERY_CLOCK,
+	UVERBS_ATTR_PTR_OUT(SOFTHCA_ATTR_QUERY_CLOCK_NS,
+			    UVERBS_ATTR_TYPE(u64),
+			    UA_MANDATORY));
 
 DECLARE_UVERBS_NAMED_METHOD(
 	SOFTHCA_METHOD_WAKE_FD_OPEN,
@@ -135,7 +161,8 @@ DECLARE_UVERBS_NAMED_METHOD(
 ADD_UVERBS_METHODS(shca_device_methods,
 		   UVERBS_OBJECT_DEVICE,
 		   &UVERBS_METHOD(SOFTHCA_METHOD_ENGINE_WAKE),
-		   &UVERBS_METHOD(SOFTHCA_METHOD_WAKE_FD_OPEN));
+		   &UVERBS_METHOD(SOFTHCA_METHOD_WAKE_FD_OPEN),
+		   &UVERBS_METHOD(SOFTHCA_METHOD_QUERY_CLOCK));
 
 const struct uapi_definition shca_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DEVICE, &shca_device_methods),

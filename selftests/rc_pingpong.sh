@@ -4,7 +4,8 @@
 # received buffer) at 1 B .. 1 MiB, and the perftest latency and bandwidth
 # tests for SEND, WRITE, READ and atomics, each between two processes on
 # shca0 and between shca0 and shca1 (created on veth1 here, deleted at the
-# end). Server and client meet over TCP on 127.0.0.1.
+# end). Server and client meet over TCP on 127.0.0.1. ibv_rc_pingpong -t
+# (completion timestamps: cq_ex) runs on shca0, polling and with -e.
 #
 # Iterations: ibv_rc_pingpong -n 10000 up to 64 KiB; at
 # 1 MiB, -n 10000 moves 20 GiB through memcpy, which takes far too long
@@ -47,7 +48,7 @@ shca1_gids || exit 1
 pp_sizes=(1 64 4096 65536 1048576)
 pt_tests=(ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat
 	  ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw)
-echo "1..$(( 2 * ${#pp_sizes[@]} + 2 * ${#pt_tests[@]} ))"
+echo "1..$(( 2 * ${#pp_sizes[@]} + 2 * ${#pt_tests[@]} + 2 ))"
 
 # topology: label server-dev server-gid client-dev client-gid
 topos=("shca0 shca0 $g0 shca0 $g0" "shca0-shca1 shca1 $g1 shca0 $g0")
@@ -62,6 +63,16 @@ for t in "${topos[@]}"; do
 			ibv_rc_pingpong -d "$sd" -g "$sg" -s "$s" -n "$iters" -c -- \
 			ibv_rc_pingpong -d "$cd" -g "$cg" -s "$s" -n "$iters" -c
 	done
+done
+
+# -t: completion timestamps (ibv_create_cq_ex, the extended poll API and
+# the device clock), polling and in event mode, on shca0.
+# shellcheck disable=SC2086 # $ev: no word when empty
+for ev in "" -e; do
+	run "ibv_rc_pingpong shca0 -t $ev size 4096 x 1000" \
+		"check_pingpong_ts 4096 1000" \
+		ibv_rc_pingpong -d shca0 -g "$g0" -s 4096 -n 1000 -c -t $ev -- \
+		ibv_rc_pingpong -d shca0 -g "$g0" -s 4096 -n 1000 -c -t $ev
 done
 
 # perftest prints a header and then one line of numbers per size: the

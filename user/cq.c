@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * cq.c - completion queues: create/destroy (the kernel allocates the CQE
- * ring and its doorbell record in one mapping), resize (the kernel moves
+ * cq.c - completion queues: create/destroy, also ibv_create_cq_ex (the
+ * kernel allocates the CQE ring and its doorbell record in one mapping), resize (the kernel moves
  * the unconsumed CQEs into a new mapping) and moderation. Arming is in
  * arm.c, polling in poll.c.
  */
@@ -65,6 +65,75 @@ static bool cq_resp_ok(const struct softhca_context *ctx,
 			      r->mmap_size);
 }
 
+struct softhca_create_cq_ex_cmd {
+	struct ibv_create_cq_ex ibv_cmd;
+	struct softhca_create_cq_req drv;
+};
+
+struct softhca_create_cq_ex_resp_buf {
+	struct ib_uverbs_ex_create_cq_resp ibv_resp;
+	struct softhca_create_cq_resp drv;
+};
+
+_Static_assert(offsetof(struct softhca_create_cq_ex_cmd, drv) ==
+		       sizeof(struct ibv_create_cq_ex),
+	       "udata must follow the core command");
+_Static_assert(offsetof(struct softhca_create_cq_ex_resp_buf, drv) ==
+		       sizeof(struct ib_uverbs_ex_create_cq_resp),
+	       "udata must follow the core response");
+
+/* A new CQ's provider state, its lock initialised. */
+static struct softhca_cq *cq_alloc(bool need_lock)
+{
+	struct softhca_cq *cq = calloc(1, sizeof(*cq));
+
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	softhca_lock_init(&cq->lock, need_lock);
+	return cq;
+}
+
+/*
+ * After CREATE_CQ: map what the response describes. On failure the CQ is
+ * destroyed again and freed, errno set; NULL.
+ */
+static struct softhca_cq *cq_map(struct softhca_context *ctx,
+				 struct softhca_cq *cq,
+				 const struct softhca_create_cq_resp *r)
+{
+	int ret = EPROTO;
+
+	if (!cq_resp_ok(ctx, r))
+		goto err_destroy;
+	cq->cqn = r->cqn;
+	cq->cqe_cnt = r->cqe_cnt;
+	cq->map_size = r->mmap_size;
+	cq->map = mmap(NULL, cq->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       ctx->vctx.context.cmd_fd, (off_t)r->mmap_offset);
+	if (cq->map == MAP_FAILED) {
+		ret = errno;
+		goto err_destroy;
+	}
+	cq->ring = cq->map;
+	cq->dbr = (struct softhca_cq_dbr *)((uint8_t *)cq->map +
+					    r->dbr_offset);
+	ret = softhca_db_hint_init(ctx, &cq->db, r->db_slot, r->db_thread);
+	if (ret) {
+		munmap(cq->map, cq->map_size);
+		goto err_destroy;
+	}
+	return cq;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->ibv_cq);
+	softhca_lock_destroy(&cq->lock);
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
 struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
 				 struct ibv_comp_channel *channel,
 				 int comp_vector)
@@ -75,56 +144,104 @@ struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
 	struct softhca_cq *cq;
 	int ret;
 
-	cq = calloc(1, sizeof(*cq));
-	if (!cq) {
-		errno = ENOMEM;
+	cq = cq_alloc(!ctx->single_threaded);
+	if (!cq)
 		return NULL;
-	}
-	ret = softhca_lock_init(&cq->lock, !ctx->single_threaded);
-	if (ret)
-		goto err_free;
-
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
 	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibv_cq,
 				&cmd.ibv_cmd, sizeof(cmd),
 				(struct ib_uverbs_create_cq_resp *)(void *)&resp,
 				sizeof(resp));
-	if (ret)
-		goto err_lock;
-
-	if (!cq_resp_ok(ctx, &resp.drv)) {
-		ret = EPROTO;
-		goto err_destroy;
-	}
-	cq->cqn = resp.drv.cqn;
-	cq->cqe_cnt = resp.drv.cqe_cnt;
-	cq->map_size = resp.drv.mmap_size;
-	cq->map = mmap(NULL, cq->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       ibctx->cmd_fd, (off_t)resp.drv.mmap_offset);
-	if (cq->map == MAP_FAILED) {
-		ret = errno;
-		goto err_destroy;
-	}
-	cq->ring = cq->map;
-	cq->dbr = (struct softhca_cq_dbr *)((uint8_t *)cq->map +
-					    resp.drv.dbr_offset);
-	ret = softhca_db_hint_init(ctx, &cq->db, resp.drv.db_slot,
-				   resp.drv.db_thread);
 	if (ret) {
-		munmap(cq->map, cq->map_size);
-		goto err_destroy;
+		softhca_lock_destroy(&cq->lock);
+		free(cq);
+		errno = ret;
+		return NULL;
 	}
-	return &cq->ibv_cq;
+	cq = cq_map(ctx, cq, &resp.drv);
+	return cq ? &cq->ibv_cq : NULL;
+}
 
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->ibv_cq);
-err_lock:
-	softhca_lock_destroy(&cq->lock);
-err_free:
-	free(cq);
-	errno = ret;
-	return NULL;
+/*
+ * The ibv_wc_flags_ex a CQ of ours can fill truthfully (cq_ex.c): the
+ * standard ones (on RoCE slid and dlid_path_bits are 0, as a ConnectX
+ * reports them there) and both clocks. No CVLAN read, no flow tags, no tag
+ * matching.
+ */
+#define SOFTHCA_CQ_EX_WC_FLAGS						\
+	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |	\
+	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+
+/* ibv_create_cq_ex's checks, mlx5's errnos. */
+static int cq_ex_attr_check(const struct ibv_cq_init_attr_ex *attr)
+{
+	if (attr->cqe <= 0)
+		return EINVAL;
+	/* No parent domains. */
+	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS)
+		return EINVAL;
+	/* Overrun always puts the CQ in error. */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))
+		return EINVAL;
+	if (attr->wc_flags & ~(uint64_t)SOFTHCA_CQ_EX_WC_FLAGS)
+		return EOPNOTSUPP;
+	return 0;
+}
+
+/* Our CREATE_CQ flags: the clocks the HCA stamps this CQ's CQEs with. */
+static uint32_t cq_ex_ts_flags(uint64_t wc_flags)
+{
+	return (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP ?
+		SOFTHCA_CQ_FLAG_TS : 0) |
+	       (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK ?
+		SOFTHCA_CQ_FLAG_TS_WALLCLOCK : 0);
+}
+
+/*
+ * ibv_create_cq_ex. The same CQ as create_cq's (the ex command carries
+ * ib_uverbs' timestamp flag, our request the clocks), with the extended
+ * poll API on top. libibverbs runs verbs_init_cq() on return.
+ */
+struct ibv_cq_ex *softhca_create_cq_ex(struct ibv_context *ibctx,
+				      struct ibv_cq_init_attr_ex *attr)
+{
+	struct softhca_context *ctx = to_sctx(ibctx);
+	struct softhca_create_cq_ex_resp_buf resp;
+	struct softhca_create_cq_ex_cmd cmd;
+	struct softhca_cq *cq;
+	bool single;
+	int ret;
+
+	ret = cq_ex_attr_check(attr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	single = ctx->single_threaded ||
+		 ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+		  (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED));
+	cq = cq_alloc(!single);
+	if (!cq)
+		return NULL;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	cmd.drv.flags = cq_ex_ts_flags(attr->wc_flags);
+	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),
+				   0);
+	if (ret) {
+		softhca_lock_destroy(&cq->lock);
+		free(cq);
+		errno = ret;
+		return NULL;
+	}
+	cq = cq_map(ctx, cq, &resp.drv);
+	if (!cq)
+		return NULL;
+	softhca_cq_ex_set_ops(cq, attr->wc_flags);
+	return &cq->vcq.cq_ex;
 }
 
 int softhca_destroy_cq(struct ibv_cq *ibcq)

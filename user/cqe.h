@@ -37,16 +37,30 @@ bool softhca_cqe_owned_by_sw(const struct softhca_cqe *cqe, uint32_t ci,
 const struct softhca_cqe *softhca_cqe_get_sw(const void *ring, uint32_t ci,
 					     uint32_t cqe_cnt);
 
+/* The ibv_wc_flags of a decoded work completion. */
+static inline unsigned int softhca_wc_ibv_flags(const struct softhca_wc *w)
+{
+	return (w->with_imm ? IBV_WC_WITH_IMM : 0) |
+	       (w->grh ? IBV_WC_GRH : 0) |
+	       (w->with_inv ? IBV_WC_WITH_INV : 0);
+}
+
+/*
+ * The immediate field of a decoded work completion: the immediate, or the
+ * rkey a SEND_WITH_INV invalidated (ibv_wc's union, host order).
+ */
+static inline uint32_t softhca_wc_ibv_imm(const struct softhca_wc *w)
+{
+	return w->with_inv ? w->inv_rkey : w->imm;
+}
+
 /* A decoded work completion (softhca_cqe_decode()) as libibverbs has it. */
 static inline void softhca_wc_to_ibv(const struct softhca_wc *w,
 				     struct ibv_wc *wc)
 {
 	SOFTHCA_WC_COPY(wc, w, IBV_WC_WITH_IMM, IBV_WC_GRH);
-	wc->imm_data = w->imm;
-	if (w->with_inv) {
-		wc->wc_flags |= IBV_WC_WITH_INV;
-		wc->invalidated_rkey = w->inv_rkey;
-	}
+	wc->wc_flags = softhca_wc_ibv_flags(w);
+	wc->imm_data = softhca_wc_ibv_imm(w);
 	wc->qp_num = w->qpn;
 }
 

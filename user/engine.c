@@ -33,8 +33,8 @@
 
 #include "softhca.h"
 
-static void method_hdr(struct ib_uverbs_ioctl_hdr *hdr, uint16_t method,
-		       uint16_t num_attrs)
+void softhca_method_hdr(struct ib_uverbs_ioctl_hdr *hdr, uint16_t method,
+			uint16_t num_attrs)
 {
 	memset(hdr, 0, sizeof(*hdr));
 	hdr->length = sizeof(*hdr) + num_attrs * sizeof(struct ib_uverbs_attr);
@@ -61,7 +61,7 @@ static int wake_fd_get(struct softhca_context *ctx)
 	pthread_mutex_lock(&ctx->qp_table_mutex);
 	ret = ctx->wake_fd;
 	if (ret == SOFTHCA_WAKE_FD_NONE) {
-		method_hdr(&cmd.hdr, SOFTHCA_METHOD_WAKE_FD_OPEN, 1);
+		softhca_method_hdr(&cmd.hdr, SOFTHCA_METHOD_WAKE_FD_OPEN, 1);
 		memset(&cmd.fd_attr, 0, sizeof(cmd.fd_attr));
 		cmd.fd_attr.attr_id = SOFTHCA_ATTR_WAKE_FD_OPEN_FD;
 		cmd.fd_attr.len = sizeof(fd);
@@ -101,7 +101,7 @@ int softhca_wakeup_call(struct softhca_context *ctx)
 			return 0;
 		/* EIO: the context is gone; the method call says so too. */
 	}
-	method_hdr(&hdr, SOFTHCA_METHOD_ENGINE_WAKE, 0);
+	softhca_method_hdr(&hdr, SOFTHCA_METHOD_ENGINE_WAKE, 0);
 	if (ioctl(ctx->vctx.context.cmd_fd, RDMA_VERBS_IOCTL, &hdr))
 		return errno;
 	return 0;

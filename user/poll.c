@@ -45,24 +45,22 @@ static struct softhca_qp *cq_find_qp(struct softhca_cq *cq, uint32_t qpn)
 }
 
 /*
- * Fill wc from one CQE. Returns 0, or -1 when no outstanding WR of a live
+ * Decode one CQE into w. Returns 0, or -1 when no outstanding WR of a live
  * QP on this CQ matches it (the CQE is then dropped: it would otherwise
  * block the CQ for good, or move a queue's tail over WRs still posted).
  * The decoder reads no SQ ring: poll_cq stays off the poster's lines.
  */
 static int parse_cqe(struct softhca_cq *cq, const struct softhca_cqe *cqe,
-		     struct ibv_wc *wc)
+		     struct softhca_wc *w)
 {
 	struct softhca_qp *qp = cq_find_qp(cq, softhca_cqe_qpn(cqe));
-	struct softhca_wc w;
 
 	if (!qp ||
 	    softhca_cqe_decode(cqe,
 			       qp_uses_cq(qp, cq, true) ? &qp->sq.wrs : NULL,
 			       qp_uses_cq(qp, cq, false) ? &qp->rq.wrs : NULL,
-			       &w))
+			       w))
 		return -1;
-	softhca_wc_to_ibv(&w, wc);
 	return 0;
 }
 
@@ -74,30 +72,40 @@ static void update_cons_index(struct softhca_cq *cq)
 			 __ATOMIC_RELEASE);
 }
 
+int softhca_cq_take(struct softhca_cq *cq, uint32_t *ci, struct softhca_wc *w)
+{
+	const struct softhca_cqe *cqe;
+
+	while ((cqe = softhca_cqe_get_sw(cq->ring, *ci, cq->cqe_cnt))) {
+		/* Owner and opcode seen: only now read the rest (step 1.2). */
+		udma_from_device_barrier();
+		++*ci;
+		if (!parse_cqe(cq, cqe, w))
+			return 0;
+	}
+	return -1;
+}
+
+void softhca_cq_commit(struct softhca_cq *cq, uint32_t ci)
+{
+	if (ci == cq->cons_index)
+		return;
+	__atomic_store_n(&cq->cons_index, ci, __ATOMIC_RELAXED);
+	update_cons_index(cq);
+}
+
 int softhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct softhca_cq *cq = to_scq(ibcq);
-	uint32_t ci, start;
+	struct softhca_wc w;
+	uint32_t ci;
 	int n = 0;
 
 	softhca_lock(&cq->lock);
-	start = ci = cq->cons_index;
-	while (n < ne) {
-		const struct softhca_cqe *cqe;
-
-		cqe = softhca_cqe_get_sw(cq->ring, ci, cq->cqe_cnt);
-		if (!cqe)
-			break;
-		/* Owner and opcode seen: only now read the rest (step 1.2). */
-		udma_from_device_barrier();
-		ci++;
-		if (!parse_cqe(cq, cqe, &wc[n]))
-			n++;
-	}
-	if (ci != start) {
-		__atomic_store_n(&cq->cons_index, ci, __ATOMIC_RELAXED);
-		update_cons_index(cq);
-	}
+	ci = cq->cons_index;
+	while (n < ne && !softhca_cq_take(cq, &ci, &w))
+		softhca_wc_to_ibv(&w, &wc[n++]);
+	softhca_cq_commit(cq, ci);
 	softhca_unlock(&cq->lock);
 	/* Nothing new: a CQ of a gone device stays empty, say so. */
 	if (!n && softhca_device_gone(to_sctx(ibcq->context)))

@@ -366,6 +366,15 @@ SOFTHCA_DECLARE_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
 		       #_name " size")
 
 SOFTHCA_DECLARE_CMD_EX(ibv_modify_cq, ib_uverbs_ex_modify_cq);
+SOFTHCA_DECLARE_CMD_EX(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
+
+/* A CQ as libibverbs sees it: ibv_create_cq_ex() returns the cq_ex. */
+struct verbs_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+};
 
 /* ---- functions exported by libibverbs.so.1 as IBVERBS_PRIVATE_<PABI> ---- */
 
@@ -452,6 +461,21 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_create_cq *cmd, size_t cmd_size,
 		      struct ib_uverbs_create_cq_resp *resp, size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+/*
+ * CREATE_CQ for ibv_create_cq_ex(): fills cq->cq's handle, cqe, context;
+ * libibverbs then runs verbs_init_cq() itself (the provider must not).
+ * The wc_flags timestamps set IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
+ * comp_mask past FLAGS and PD is EOPNOTSUPP. cmd_flags: 0 (the
+ * ex command, ioctl or write, carries the flag to the kernel).
+ */
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_cq *cq,
+			 struct ibv_create_cq_ex *cmd,
+			 size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size,
+			 uint32_t cmd_flags);
 /* RESIZE_CQ: sets cq->cqe from the core response. */
 int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe,
 		      struct ibv_resize_cq *cmd, size_t cmd_size,

@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * query.c - device and port queries. The kernel answers both; the provider
- * only adds the firmware version string. ibv_query_gid() and
+ * query.c - device and port queries and the device clock. The kernel
+ * answers all three; the provider only adds the firmware version string
+ * (hca_core_clock and completion_timestamp_mask come with the device's
+ * attributes). ibv_query_gid() and
  * ibv_query_gid_ex() are served by libibverbs itself (ioctl or sysfs).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "softhca.h"
 
@@ -47,6 +54,41 @@ int softhca_query_device_ex(struct ibv_context *ibctx,
 
 	softhca_fw_ver(ibctx, resp.base.fw_ver, attr->orig_attr.fw_ver,
 		       sizeof(attr->orig_attr.fw_ver));
+	return 0;
+}
+
+/*
+ * ibv_query_rt_values_ex: the device clock, read by the kernel (the
+ * QUERY_CLOCK method: CLOCK_MONOTONIC as the HCA stamps CQEs with it, not
+ * as a time namespace would shift it for us). As mlx5, the raw clock is
+ * in tv_nsec, tv_sec 0.
+ */
+int softhca_query_rt_values(struct ibv_context *ibctx,
+			    struct ibv_values_ex *values)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr ns_attr;
+	} cmd;
+	uint64_t ns = 0;
+
+	if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK)
+		return EINVAL;
+	if (!(values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK))
+		return 0;
+	softhca_method_hdr(&cmd.hdr, SOFTHCA_METHOD_QUERY_CLOCK, 1);
+	memset(&cmd.ns_attr, 0, sizeof(cmd.ns_attr));
+	cmd.ns_attr.attr_id = SOFTHCA_ATTR_QUERY_CLOCK_NS;
+	cmd.ns_attr.len = sizeof(ns);
+	cmd.ns_attr.flags = UVERBS_ATTR_F_MANDATORY;
+	cmd.ns_attr.data = (uintptr_t)&ns;
+	if (ioctl(ibctx->cmd_fd, RDMA_VERBS_IOCTL, &cmd)) {
+		values->comp_mask = 0;
+		return errno;
+	}
+	values->raw_clock.tv_sec = 0;
+	values->raw_clock.tv_nsec = (long)ns;
+	values->comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
 	return 0;
 }
 

@@ -3,8 +3,9 @@
  * softhca.h - the provider's objects and the ops each file implements.
  *
  * Files: softhca.c (registration, device, context), query.c (device and
- * port queries), pd.c, mr.c, cq.c (create/destroy/resize/modify), arm.c (req_notify_cq,
- * cq_event), poll.c (poll_cq, CQ cleaning), qp.c (create, modify, query,
+ * port queries, the clock), pd.c, mr.c, cq.c (create/destroy/resize/modify),
+ * arm.c (req_notify_cq, cq_event), poll.c (poll_cq, CQ cleaning), cq_ex.c
+ * (the extended poll API), qp.c (create, modify, query,
  * destroy, the QP table), ah.c (address handles, multicast attach), send.c
  * (post_send and the doorbell; send.h its
  * stages), wr.c (the extended post-send API), recv.c (post_recv), engine.c
@@ -25,6 +26,7 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/softhca-abi.h>
+#include <rdma/softhca-cqe.h>
 #include <rdma/softhca-queue.h>
 
 #include "mmio.h"
@@ -186,7 +188,10 @@ struct softhca_db_hint {
 };
 
 struct softhca_cq {
-	struct ibv_cq ibv_cq;
+	union {				/* ibv_create_cq_ex() gives the cq_ex */
+		struct ibv_cq ibv_cq;
+		struct verbs_cq vcq;
+	};
 	struct softhca_lock lock;
 	uint32_t cqn;
 	uint32_t cqe_cnt;		/* power of two */
@@ -198,6 +203,9 @@ struct softhca_cq {
 	uint32_t arm_sn;		/* cq_event increments it */
 	struct softhca_qp *last_qp;	/* lookup cache, under lock */
 	struct softhca_db_hint db;	/* rung by an arm finding CQEs */
+	/* cq_ex.c: the batch between start_poll and end_poll, under lock */
+	uint32_t ex_ci;			/* consumer index of the batch */
+	struct softhca_wc ex_wc;	/* the current completion, decoded */
 };
 
 /*
@@ -306,6 +314,10 @@ static inline struct softhca_qp *softhca_find_qp(struct softhca_context *ctx,
 #define SOFTHCA_WAKE_FD_NOT_AVAILABLE	(-2)
 void softhca_wake_fd_close(struct softhca_context *ctx);
 int softhca_wakeup_call(struct softhca_context *ctx);
+/* The header of a driver method call on UVERBS_OBJECT_DEVICE. */
+struct ib_uverbs_ioctl_hdr;
+void softhca_method_hdr(struct ib_uverbs_ioctl_hdr *hdr, uint16_t method,
+			uint16_t num_attrs);
 
 /* The hint of doorbell slot @slot served by engine thread @thread, or
  * EPROTO if the kernel named one outside the area. */
@@ -364,6 +376,8 @@ int softhca_query_device_ex(struct ibv_context *ibctx,
 			    struct ibv_device_attr_ex *attr, size_t attr_size);
 int softhca_query_port(struct ibv_context *ibctx, uint8_t port,
 		       struct ibv_port_attr *attr);
+int softhca_query_rt_values(struct ibv_context *ibctx,
+			    struct ibv_values_ex *values);
 
 /* pd.c */
 struct ibv_pd *softhca_alloc_pd(struct ibv_context *ibctx);
@@ -395,6 +409,8 @@ int softhca_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
 				 struct ibv_comp_channel *channel,
 				 int comp_vector);
+struct ibv_cq_ex *softhca_create_cq_ex(struct ibv_context *ibctx,
+				      struct ibv_cq_init_attr_ex *attr);
 int softhca_destroy_cq(struct ibv_cq *ibcq);
 int softhca_resize_cq(struct ibv_cq *ibcq, int cqe);
 int softhca_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr);
@@ -405,6 +421,17 @@ void softhca_cq_event(struct ibv_cq *ibcq);
 
 /* poll.c */
 int softhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
+/*
+ * Under the CQ lock: decode the next CQE from consumer index *ci into *w
+ * (the shared decoder), moving *ci past it and past any CQE dropped on the
+ * way. 0, or -1 when the ring holds no more. softhca_cq_commit() then
+ * publishes the index (cons_index, set_ci).
+ */
+int softhca_cq_take(struct softhca_cq *cq, uint32_t *ci, struct softhca_wc *w);
+void softhca_cq_commit(struct softhca_cq *cq, uint32_t ci);
+
+/* cq_ex.c: the extended poll API of a CQ from create_cq_ex */
+void softhca_cq_ex_set_ops(struct softhca_cq *cq, uint64_t wc_flags);
 /* Drop every CQE of qpn not yet polled; forget cached QP pointers. Call
  * with the CQ lock held. */
 void softhca_cq_clean_locked(struct softhca_cq *cq, uint32_t qpn);

@@ -30,7 +30,8 @@ int hca_cmd_create_cq(struct hca *hca, const void *inbox, void *outbox)
 	int err;
 
 	/* Completion events go to a completion EQ, never the async one. */
-	if (!in->ring || !in->dbr || !hca_eq_is_comp(hca, in->eqn))
+	if (!in->ring || !in->dbr || !hca_eq_is_comp(hca, in->eqn) ||
+	    (in->flags & ~(HCA_CQ_TS | HCA_CQ_TS_WALLCLOCK)))
 		return -EINVAL;
 	db = hca_uar_db(hca, in->uar_index);
 	if (!db)
@@ -47,6 +48,7 @@ int hca_cmd_create_cq(struct hca *hca, const void *inbox, void *outbox)
 	cq->ring = in->ring;
 	cq->dbr = in->dbr;
 	cq->eqn = in->eqn;
+	cq->ts = in->flags;
 	cq->hca = hca;
 	/* Not armed until the provider writes an arm word. */
 	WRITE_ONCE(cq->dbr->arm, cpu_to_be32(SOFTHCA_CQ_DB_CMD_NONE));

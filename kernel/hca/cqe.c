@@ -12,6 +12,7 @@
  */
 #include <linux/hrtimer.h>
 #include <linux/string.h>
+#include <linux/timekeeping.h>
 #include <rdma/softhca-cqe.h>
 
 #include "engine.h"
@@ -243,6 +244,36 @@ static bool hca_cqe_solicits(const struct softhca_cqe *cqe)
 	return (cqe->op_own & SOFTHCA_CQE_SE) || softhca_cqe_kind(cqe)->error;
 }
 
+static void hca_put_be_pair(__be32 *h, __be32 *l, u64 v)
+{
+	*h = cpu_to_be32(v >> 32);
+	*l = cpu_to_be32((u32)v);
+}
+
+/*
+ * Stamp @slot with the clocks its CQ asked for, at the moment it is
+ * written: one clock read, the wall clock derived from it (the offset
+ * timekeeping keeps), so both name the same instant. Only such CQs pay.
+ */
+static void hca_cqe_stamp(struct hca_cq *cq, struct softhca_cqe *slot,
+			  const struct softhca_cqe *cqe)
+{
+	u64 now = hca_read_clock(cq->hca);
+
+	if (cq->ts & HCA_CQ_TS) {
+		if (softhca_cqe_kind(cqe)->error)
+			hca_put_be_pair(&slot->err_timestamp_h,
+					&slot->err_timestamp_l, now);
+		else
+			hca_put_be_pair(&slot->timestamp_h, &slot->timestamp_l,
+					now);
+	}
+	if (cq->ts & HCA_CQ_TS_WALLCLOCK)
+		hca_put_be_pair(&slot->timestamp_real_h,
+				&slot->timestamp_real_l,
+				ktime_to_ns(ktime_mono_to_real(ns_to_ktime(now))));
+}
+
 int hca_cqe_write(struct hca_cq *cq, const struct softhca_cqe *cqe)
 {
 	u32 cnt = 1U << cq->log_size;
@@ -276,6 +307,8 @@ int hca_cqe_write(struct hca_cq *cq, const struct softhca_cqe *cqe)
 
 	slot = &cq->ring[pi & (cnt - 1)];
 	hca_copy(slot, cqe, offsetof(struct softhca_cqe, op_own));
+	if (unlikely(cq->ts))
+		hca_cqe_stamp(cq, slot, cqe);
 	/* The whole CQE (and the data it reports) before its owner byte. */
 	smp_wmb();
 	WRITE_ONCE(slot->op_own, (cqe->op_own & ~SOFTHCA_CQE_OWNER_MASK) |

@@ -15,6 +15,7 @@
 #include <linux/slab.h>
 #include <linux/sizes.h>
 #include <linux/string.h>
+#include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
 #include <linux/xarray.h>
 #include <rdma/softhca-queue.h>
@@ -65,6 +66,9 @@ static const struct hca_caps hca_caps_rev1 = {
 	/* mlx5's limits: a 16-bit count, a 12-bit period. */
 	.max_cq_mod_count	= 0xffff,
 	.max_cq_mod_period	= 0xfff,
+	/* CLOCK_MONOTONIC ns: 1 GHz, never past S64_MAX (as mlx5 reports). */
+	.core_clock_khz		= 1000000,
+	.timestamp_mask		= S64_MAX,
 	.max_mr			= 65536,
 	.max_fast_reg_pages	= 512,
 	.max_pd			= 65536,
@@ -81,6 +85,11 @@ static const struct hca_caps hca_caps_rev1 = {
 	.flags			= HCA_CAP_RC | HCA_CAP_RNR_NAK_GEN |
 				  HCA_CAP_ATOMIC | HCA_CAP_UD,
 };
+
+u64 hca_read_clock(struct hca *hca)
+{
+	return ktime_get_ns();
+}
 
 static void hca_free(struct hca *hca)
 {

@@ -99,6 +99,7 @@ struct hca_caps {
 	u32 max_cqe;
 	u32 max_cq_mod_count;	/* MODIFY_CQ moderation: CQEs per event */
 	u32 max_cq_mod_period;	/* ... and microseconds */
+	u32 core_clock_khz;	/* the device clock (hca_read_clock()) */
 	u32 max_mr;
 	u32 max_fast_reg_pages;	/* MTT entries of one REG_MR */
 	u32 max_pd;
@@ -111,6 +112,7 @@ struct hca_caps {
 	u32 max_total_mcast_qp_attach; /* attachments of one HCA */
 	u64 max_mr_size;
 	u64 page_size_cap;	/* bitmap of supported MKey page sizes */
+	u64 timestamp_mask;	/* the bits of the device clock that count */
 	u64 flags;		/* HCA_CAP_* */
 };
 
@@ -226,8 +228,12 @@ struct hca_cmd_create_cq_in {
 	u32 log_size;
 	u32 eqn;
 	u32 uar_index;			/* its doorbell area, or HCA_UAR_KERNEL */
-	u32 rsvd;
+	u32 flags;			/* HCA_CQ_TS* */
 };
+
+/* CREATE_CQ flags: the clocks its CQEs are stamped with (cqe.c). */
+#define HCA_CQ_TS		BIT(0)	/* the device clock */
+#define HCA_CQ_TS_WALLCLOCK	BIT(1)	/* CLOCK_REALTIME of the same instant */
 
 /* The CQ's doorbell slot and the engine thread serving it (queue.h). */
 struct hca_cmd_create_cq_out {
@@ -645,6 +651,13 @@ void hca_wakeup_call(struct hca_uar *uar);
  * that thread. Any context (no sleeping): the work runs in the thread.
  */
 void hca_kernel_doorbell(struct hca *hca, u32 db_slot);
+
+/*
+ * The device clock, as a ConnectX's internal timer register: nanoseconds
+ * (core_clock_khz 1 GHz) of CLOCK_MONOTONIC, the clock CQE timestamps
+ * come from. Any context.
+ */
+u64 hca_read_clock(struct hca *hca);
 
 /* ==== Event queues and interrupt vectors (kernel/hca/eq_ctx.c) =================== */
 

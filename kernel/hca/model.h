@@ -428,6 +428,7 @@ struct hca_cq {
 	struct completion free;
 	struct rcu_head rcu;
 	struct hca_db_target db;	/* rung by an arm finding CQEs waiting */
+	u32 ts;				/* HCA_CQ_TS*: stamp its CQEs (cqe.c) */
 	/* eng: producer and notification state, under lock (cqe.c) */
 	spinlock_t lock;
 	u32 pi;				/* CQEs written so far */

@@ -208,13 +208,15 @@ static int end_create(struct rc_pair *p, int i)
 		if (!e->ch)
 			return fail(errno, "create_comp_channel on %s", e->dev);
 	}
-	e->scq = ibv_create_cq(e->ctx, c->cqe, c->cq_context,
-			       c->scq_ch[i] ? c->scq_ch[i] : e->ch, c->comp_vector);
+	e->scq = rc_cq_create(e->ctx, c->cqe, c->cq_context,
+			      c->scq_ch[i] ? c->scq_ch[i] : e->ch, c->comp_vector,
+			      &c->cq_kind);
 	if (!e->scq)
 		return fail(errno, "create send CQ (cqe %d vector %d) on %s",
 			    c->cqe, c->comp_vector, e->dev);
-	e->rcq = ibv_create_cq(e->ctx, c->cqe, c->cq_context,
-			       c->rcq_ch[i] ? c->rcq_ch[i] : e->ch, c->comp_vector);
+	e->rcq = rc_cq_create(e->ctx, c->cqe, c->cq_context,
+			      c->rcq_ch[i] ? c->rcq_ch[i] : e->ch, c->comp_vector,
+			      &c->cq_kind);
 	if (!e->rcq)
 		return fail(errno, "create recv CQ (cqe %d vector %d) on %s",
 			    c->cqe, c->comp_vector, e->dev);
@@ -762,4 +764,21 @@ void rc_shca1_guard(void)
 	guard_pid = getpid();
 	guard_shca1_existed = rdmanl_dev_index("shca1") >= 0;
 	atexit(guard_exit);
+}
+
+struct ibv_cq *rc_cq_create(struct ibv_context *ctx, int cqe, void *cq_context,
+			    struct ibv_comp_channel *ch, int vector,
+			    const struct rc_cq_kind *kind)
+{
+	struct ibv_cq_init_attr_ex a = {
+		.cqe = cqe, .cq_context = cq_context, .channel = ch,
+		.comp_vector = vector,
+	};
+	struct ibv_cq_ex *cq;
+
+	if (!kind || !kind->ex)
+		return ibv_create_cq(ctx, cqe, cq_context, ch, vector);
+	a.wc_flags = kind->wc_flags;
+	cq = ibv_create_cq_ex(ctx, &a);
+	return cq ? ibv_cq_ex_to_cq(cq) : NULL;
 }

@@ -37,6 +37,20 @@ enum rc_topo {
 	RC_CROSS_DEV,	/* end 0 on shca0, end 1 on shca1 (veth1) */
 };
 
+/*
+ * How the helpers make CQs: ibv_create_cq (ex false), or ibv_create_cq_ex
+ * with @wc_flags (selftests/cq_ex.c).
+ */
+struct rc_cq_kind {
+	bool ex;
+	uint64_t wc_flags;
+};
+
+/* A CQ of @kind (NULL: ibv_create_cq), NULL with errno on failure. */
+struct ibv_cq *rc_cq_create(struct ibv_context *ctx, int cqe, void *cq_context,
+			    struct ibv_comp_channel *ch, int vector,
+			    const struct rc_cq_kind *kind);
+
 struct rc_cfg {
 	enum rc_topo topo;
 	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge;
@@ -61,6 +75,7 @@ struct rc_cfg {
 	struct ibv_context *ctx;
 	struct ibv_comp_channel *scq_ch[2], *rcq_ch[2];
 	void *cq_context;
+	struct rc_cq_kind cq_kind;	/* of every CQ */
 };
 
 struct rc_end {

@@ -87,6 +87,21 @@ check_pingpong() {
 	[ "$b" = $((2 * size * iters)) ] && [ "$i" = "$iters" ] || return 1
 }
 
+# check_pingpong_ts SIZE ITERS FILE: check_pingpong, and ibv_rc_pingpong
+# -t's receive completion deltas (device clock, 1 GHz: ns) sane: all
+# three printed, 0 < min <= average <= max < 10 s.
+check_pingpong_ts() {
+	local f=$3 max min avg
+	check_pingpong "$@" || return 1
+	max=$(sed -n 's/^Max receive completion clock cycles = \([0-9]*\)$/\1/p' "$f")
+	min=$(sed -n 's/^Min receive completion clock cycles = \([0-9]*\)$/\1/p' "$f")
+	avg=$(sed -n 's/^Average receive completion clock cycles = \([0-9.]*\)$/\1/p' "$f")
+	echo "receive completion deltas min $min avg $avg max $max ns"
+	[ -n "$max" ] && [ -n "$min" ] && [ -n "$avg" ] || return 1
+	awk -v a="$min" -v b="$avg" -v c="$max" \
+		'BEGIN { exit !(a > 0 && a <= b && b <= c && c < 1e10) }'
+}
+
 # check_lat SIZE ITERS FILE: perftest latency result line "bytes iterations
 # t_min t_max t_typical t_avg ...": SIZE and ITERS as asked, t_min > 0,
 # t_min <= t_typical, t_avg <= t_max. A complete run without a measurement

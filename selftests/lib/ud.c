@@ -49,6 +49,8 @@ int ud_qp_rts(struct ibv_qp *qp, uint32_t qkey)
 	return 0;
 }
 
+struct rc_cq_kind ud_cq_kind;
+
 int ud_end_open(struct ud_end *e, const char *dev, struct ibv_context *ctx,
 		uint32_t qkey)
 {
@@ -70,8 +72,8 @@ int ud_end_open(struct ud_end *e, const char *dev, struct ibv_context *ctx,
 	if (ibv_query_gid(e->ctx, 1, e->gid_index, &e->gid))
 		return fail(errno, "query_gid");
 	e->pd = ibv_alloc_pd(e->ctx);
-	e->scq = ibv_create_cq(e->ctx, 256, NULL, NULL, 0);
-	e->rcq = ibv_create_cq(e->ctx, 256, NULL, NULL, 0);
+	e->scq = rc_cq_create(e->ctx, 256, NULL, NULL, 0, &ud_cq_kind);
+	e->rcq = rc_cq_create(e->ctx, 256, NULL, NULL, 0, &ud_cq_kind);
 	if (!e->pd || !e->scq || !e->rcq)
 		return fail(errno, "PD and CQs on %s", dev);
 	e->buf = mmap(NULL, UD_BUF, PROT_READ | PROT_WRITE,

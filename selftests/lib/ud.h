@@ -48,6 +48,8 @@ struct ud_end {
  */
 int ud_end_open(struct ud_end *e, const char *dev, struct ibv_context *ctx,
 		uint32_t qkey);
+/* The kind of CQs ud_end_open() makes (default: ibv_create_cq). */
+extern struct rc_cq_kind ud_cq_kind;
 void ud_end_close(struct ud_end *e);
 
 /*

@@ -252,6 +252,53 @@ static void error_cqes_to_wc(void)
 	CHECK_EQ(wc.opcode, SOFTHCA_WC_SEND);
 }
 
+/*
+ * The clocks: a good CQE's device timestamp at 48, an error CQE's at 40
+ * (its syndromes are at 52..55), the wall clock at 16 in both; 0 without.
+ */
+static void cqe_timestamps(void)
+{
+	struct cqe_buf c;
+	struct softhca_wc wc;
+	struct wq_pair q;
+
+	wq_pair_init(&q, 0, 4);
+	memset(&c, 0, sizeof(c));
+	put32(&c.b[16], 0x01020304);		/* wall clock */
+	put32(&c.b[20], 0x05060708);
+	put32(&c.b[48], 0x11121314);		/* device clock */
+	put32(&c.b[52], 0x15161718);
+	put32(&c.b[56], 0x00001234);		/* SEND, QPN 0x1234 */
+	c.b[63] = SOFTHCA_CQE_REQ << 4;
+	wc_poison(&wc);
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
+	CHECK_EQ(wc.ts, 0x1112131415161718ull);
+	CHECK_EQ(wc.ts_real, 0x0102030405060708ull);
+
+	memset(&c, 0, sizeof(c));
+	put32(&c.b[16], 0x21222324);
+	put32(&c.b[20], 0x25262728);
+	put32(&c.b[40], 0x31323334);		/* error CQE: device clock */
+	put32(&c.b[44], 0x35363738);
+	c.b[54] = 0x88;
+	c.b[55] = SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR;
+	put32(&c.b[56], 0x00001234);
+	c.b[63] = SOFTHCA_CQE_RESP_ERR << 4;
+	wc_poison(&wc);
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
+	CHECK_EQ(wc.status, SOFTHCA_WC_WR_FLUSH_ERR);
+	CHECK_EQ(wc.ts, 0x3132333435363738ull);
+	CHECK_EQ(wc.ts_real, 0x2122232425262728ull);
+
+	memset(&c, 0, sizeof(c));
+	put32(&c.b[56], 0x00001234);
+	c.b[63] = SOFTHCA_CQE_RESP_SEND << 4;
+	wc_poison(&wc);
+	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
+	CHECK_EQ(wc.ts, 0);
+	CHECK_EQ(wc.ts_real, 0);
+}
+
 static void requester_cqes_to_wc(void)
 {
 	static const struct {
@@ -725,6 +772,7 @@ static const struct tap_test tests[] = {
 	{ "owner_bit_over_ring_laps", owner_bit_over_ring_laps },
 	{ "every_syndrome_status", every_syndrome_status },
 	{ "error_cqes_to_wc", error_cqes_to_wc },
+	{ "cqe_timestamps", cqe_timestamps },
 	{ "requester_cqes_to_wc", requester_cqes_to_wc },
 	{ "responder_cqes_to_wc", responder_cqes_to_wc },
 	{ "cqe_retires_only_outstanding_wrs", cqe_retires_only_outstanding_wrs },

@@ -42,7 +42,8 @@ FUNCS = ["_verbs_init_and_alloc_context", "verbs_uninit_context",
          "ibv_cmd_destroy_cq", "ibv_cmd_create_qp_ex", "ibv_cmd_query_qp",
          "ibv_cmd_modify_qp", "ibv_cmd_destroy_qp", "ibv_cmd_create_ah",
          "ibv_cmd_destroy_ah", "ibv_cmd_attach_mcast", "ibv_cmd_detach_mcast",
-         "ibv_cmd_resize_cq", "ibv_cmd_modify_cq", "ibv_cmd_rereg_mr"]
+         "ibv_cmd_resize_cq", "ibv_cmd_modify_cq", "ibv_cmd_rereg_mr",
+         "ibv_cmd_create_cq_ex"]
 # our wrapper struct -> (uverbs command enum, core kernel struct)
 CMDS = {"ibv_get_context": ("IB_USER_VERBS_CMD_GET_CONTEXT", "ib_uverbs_get_context"),
         "ibv_alloc_pd": ("IB_USER_VERBS_CMD_ALLOC_PD", "ib_uverbs_alloc_pd"),

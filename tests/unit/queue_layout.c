@@ -52,6 +52,8 @@ OFF_IS(struct softhca_wqe_data_seg, addr, 8);
 OFF_IS(struct softhca_rwqe_sig, signature, 4);
 
 OFF_IS(struct softhca_cqe, smac, 4);
+OFF_IS(struct softhca_cqe, timestamp_real_h, 16);
+OFF_IS(struct softhca_cqe, timestamp_real_l, 20);
 OFF_IS(struct softhca_cqe, flags_rqpn, 24);
 OFF_IS(struct softhca_cqe, l4_l3_hdr_type, 29);
 OFF_IS(struct softhca_cqe, vlan_info, 30);
@@ -60,6 +62,8 @@ OFF_IS(struct softhca_cqe, imm_inval_pkey, 36);
 OFF_IS(struct softhca_cqe, byte_cnt, 44);
 OFF_IS(struct softhca_cqe, timestamp_h, 48);
 OFF_IS(struct softhca_cqe, timestamp_l, 52);
+OFF_IS(struct softhca_cqe, err_timestamp_h, 40);
+OFF_IS(struct softhca_cqe, err_timestamp_l, 44);
 OFF_IS(struct softhca_cqe, hw_err_synd, 52);
 OFF_IS(struct softhca_cqe, hw_synd_type, 53);
 OFF_IS(struct softhca_cqe, vendor_err_synd, 54);

@@ -60,9 +60,18 @@ struct softhca_alloc_pd_resp {
  * of 64 bytes, every one initialised to opcode INVALID, owner 0) followed by
  * the softhca_cq_dbr at dbr_offset.
  */
+/*
+ * CREATE_CQ flags: the clocks the HCA stamps this CQ's CQEs with
+ * (queue-formats.md "CQE timestamps"). Either needs ib_uverbs' flag
+ * IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION, which libibverbs sets for
+ * either wc_flags bit; that flag alone means SOFTHCA_CQ_FLAG_TS.
+ */
+#define SOFTHCA_CQ_FLAG_TS		(1U << 0)	/* the device clock */
+#define SOFTHCA_CQ_FLAG_TS_WALLCLOCK	(1U << 1)	/* CLOCK_REALTIME */
+
 struct softhca_create_cq_req {
 	__u32 comp_mask;
-	__u32 reserved;
+	__u32 flags;		/* SOFTHCA_CQ_FLAG_* */
 };
 
 struct softhca_create_cq_resp {
@@ -154,10 +163,20 @@ struct softhca_create_ah_resp {
 enum softhca_uverbs_device_methods {
 	SOFTHCA_METHOD_ENGINE_WAKE = SOFTHCA_UVERBS_ID_NS,
 	SOFTHCA_METHOD_WAKE_FD_OPEN,
+	SOFTHCA_METHOD_QUERY_CLOCK,
 };
 
 enum softhca_wake_fd_open_attrs {
 	SOFTHCA_ATTR_WAKE_FD_OPEN_FD = SOFTHCA_UVERBS_ID_NS,	/* out: __u32 */
+};
+
+/*
+ * QUERY_CLOCK: the device clock now (hca_core_clock: 1 GHz, nanoseconds
+ * of the kernel's CLOCK_MONOTONIC), the clock of the CQE timestamps.
+ * ibv_query_rt_values_ex() reads it.
+ */
+enum softhca_query_clock_attrs {
+	SOFTHCA_ATTR_QUERY_CLOCK_NS = SOFTHCA_UVERBS_ID_NS,	/* out: __u64 */
 };
 
 #endif /* SOFTHCA_ABI_USER_H */

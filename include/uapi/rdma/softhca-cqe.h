@@ -171,6 +171,9 @@ struct softhca_wc {
 	__u8 vlan;			/* vlan_id is valid */
 	__u16 vlan_id;
 	__u8 smac[6];
+	/* The CQ's clocks (CREATE_CQ flags), 0 where it has none. */
+	__u64 ts;			/* device clock, ns */
+	__u64 ts_real;			/* CLOCK_REALTIME, ns */
 };
 
 /*
@@ -262,6 +265,27 @@ static inline void softhca_cqe_decode_resp(const struct softhca_cqe *cqe,
 		softhca_cqe_decode_datagram(cqe, rqpn, wc);
 }
 
+static inline __u64 softhca_be_pair(__be32 h, __be32 l)
+{
+	return (__u64)__be32_to_cpu(h) << 32 | __be32_to_cpu(l);
+}
+
+/*
+ * The CQE's timestamps, 0 unless its CQ was created with them: the device
+ * clock sits where the syndromes leave room (an error CQE's at 40), the
+ * wall clock at 16 in both kinds.
+ */
+static inline void softhca_cqe_decode_ts(const struct softhca_cqe *cqe,
+					 const struct softhca_cqe_kind *k,
+					 struct softhca_wc *wc)
+{
+	wc->ts = k->error ?
+		 softhca_be_pair(cqe->err_timestamp_h, cqe->err_timestamp_l) :
+		 softhca_be_pair(cqe->timestamp_h, cqe->timestamp_l);
+	wc->ts_real = softhca_be_pair(cqe->timestamp_real_h,
+				      cqe->timestamp_real_l);
+}
+
 /*
  * Decode @cqe, which the consumer owns (after its read barrier), into @wc
  * and retire its WR (seed-map.md §5.4). @sq and @rq are the WR records of the
@@ -313,6 +337,7 @@ static inline int softhca_cqe_decode(const struct softhca_cqe *cqe,
 		wc->status = softhca_syndrome_wc_status(cqe->syndrome);
 		wc->vendor_err = cqe->vendor_err_synd;
 	}
+	softhca_cqe_decode_ts(cqe, k, wc);
 	return 0;
 }
 

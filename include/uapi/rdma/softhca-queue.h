@@ -267,7 +267,12 @@ struct softhca_rwqe_sig {
 struct softhca_cqe {
 	__u8	rsvd0[4];		/* 0 */
 	__u8	smac[6];		/* 4: datagram: the source MAC (softhca's) */
-	__u8	rsvd10[14];		/* 10 */
+	__u8	rsvd10[6];		/* 10 */
+	/* 16: CQ created with the wall clock: CLOCK_REALTIME ns (good and
+	 * error CQEs), the instant of the device timestamp below
+	 */
+	__be32	timestamp_real_h;	/* 16 */
+	__be32	timestamp_real_l;	/* 20 */
 	__be32	flags_rqpn;		/* 24: responder: GRH, L3 type, source QPN */
 	__u8	hds_ip_ext;		/* 28 */
 	__u8	l4_l3_hdr_type;		/* 29: SOFTHCA_CQE_VLAN_PRESENT */
@@ -278,11 +283,16 @@ struct softhca_cqe {
 			__be32	imm_inval_pkey;	/* 36: immediate, network order */
 			__u8	rsvd40[4];	/* 40 */
 			__be32	byte_cnt;	/* 44: bytes transferred */
+			/* 48: CQ created with timestamps: the device clock */
 			__be32	timestamp_h;	/* 48 */
 			__be32	timestamp_l;	/* 52 */
 		};
 		struct {
-			__u8	rsvd36[16];	/* 36 */
+			__u8	rsvd36[4];	/* 36 */
+			/* 40: the device clock (48..55 hold the syndromes) */
+			__be32	err_timestamp_h; /* 40 */
+			__be32	err_timestamp_l; /* 44 */
+			__u8	rsvd48[4];	/* 48 */
 			__u8	hw_err_synd;	/* 52 */
 			__u8	hw_synd_type;	/* 53 */
 			__u8	vendor_err_synd; /* 54: -> ibv_wc.vendor_err */
