@@ -5,7 +5,7 @@
 # tests for SEND, WRITE, READ and atomics, each between two processes on
 # shca0 and between shca0 and shca1 (created on veth1 here, deleted at the
 # end). Server and client meet over TCP on 127.0.0.1. ibv_rc_pingpong -t
-# (completion timestamps: cq_ex) runs on shca0, polling and with -e.
+# (completion timestamps: cq_ex) runs on shca0 too.
 #
 # Iterations: ibv_rc_pingpong -n 10000 up to 64 KiB; at
 # 1 MiB, -n 10000 moves 20 GiB through memcpy, which takes far too long
@@ -66,13 +66,16 @@ for t in "${topos[@]}"; do
 done
 
 # -t: completion timestamps (ibv_create_cq_ex, the extended poll API and
-# the device clock), polling and in event mode, on shca0.
-# shellcheck disable=SC2086 # $ev: no word when empty
-for ev in "" -e; do
-	run "ibv_rc_pingpong shca0 -t $ev size 4096 x 1000" \
-		"check_pingpong_ts 4096 1000" \
-		ibv_rc_pingpong -d shca0 -g "$g0" -s 4096 -n 1000 -c -t $ev -- \
-		ibv_rc_pingpong -d shca0 -g "$g0" -s 4096 -n 1000 -c -t $ev
+# the device clock) on shca0, polling. Not with -e: there ibv_rc_pingpong
+# re-arms before it polls and fails on an event whose CQEs its previous
+# batch already took (start_poll ENOENT): a CQE written between an event
+# and that arm is announced by the arm (no lost wake-up, as an HCA does),
+# and the previous batch then polls it (Documentation/testing.md).
+for s in 4096 65536; do
+	run "ibv_rc_pingpong shca0 -t size $s x 1000" \
+		"check_pingpong_ts $s 1000" \
+		ibv_rc_pingpong -d shca0 -g "$g0" -s "$s" -n 1000 -c -t -- \
+		ibv_rc_pingpong -d shca0 -g "$g0" -s "$s" -n 1000 -c -t
 done
 
 # perftest prints a header and then one line of numbers per size: the
