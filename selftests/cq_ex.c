@@ -13,8 +13,9 @@
  * - ibv_query_device_ex reports hca_core_clock 1 GHz and a 63-bit
  *   completion_timestamp_mask; ibv_query_rt_values_ex reads the clock
  *   (between two clock_gettime calls), refuses unknown comp_mask bits;
- * - wc_flags the device cannot fill are EOPNOTSUPP, a parent domain, an
- *   unknown creation flag or cqe 0 EINVAL, as mlx5;
+ * - wc_flags the device cannot fill are EOPNOTSUPP, a plain PD as parent
+ *   domain, an unknown creation flag or cqe 0 EINVAL, as mlx5; a parent
+ *   domain is taken and held;
  * - a cq_ex on a completion channel: the event names it and its
  *   cq_context; a cq_ex with wc_flags 0 polled by ibv_poll_cq (upstream
  *   perftest's CQs) reports the same exact work completions as a CQ.
@@ -537,6 +538,50 @@ TEST(bad_attrs)
 	ASSERT_NE(NULL, cq) TH_LOG("%s", strerror(errno));
 	EXPECT_LE(4, ibv_cq_ex_to_cq(cq)->cqe);
 	EXPECT_EQ(0, ibv_destroy_cq(ibv_cq_ex_to_cq(cq)));
+	ibv_close_device(ctx);
+}
+
+/*
+ * On a parent domain (upstream perftest's TD mode): accepted, holds the
+ * parent (its dealloc is EBUSY until the CQ goes); a plain PD is EINVAL.
+ */
+TEST(parent_domain)
+{
+	struct ibv_context *ctx = open_dev("shca0");
+	struct ibv_td_init_attr ta = {};
+	struct ibv_parent_domain_init_attr pa = {};
+	struct ibv_cq_init_attr_ex a = {
+		.cqe = 16, .wc_flags = ALL_FLAGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
+	};
+	struct ibv_poll_cq_attr empty = {};
+	struct ibv_pd *pd, *parent;
+	struct ibv_cq_ex *cq;
+	struct ibv_td *td;
+
+	ASSERT_NE(NULL, ctx);
+	pd = ibv_alloc_pd(ctx);
+	ASSERT_NE(NULL, pd);
+	td = ibv_alloc_td(ctx, &ta);
+	ASSERT_NE(NULL, td);
+	pa.pd = pd;
+	pa.td = td;
+	parent = ibv_alloc_parent_domain(ctx, &pa);
+	ASSERT_NE(NULL, parent);
+
+	a.parent_domain = pd;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_cq_ex(ctx, &a));
+	EXPECT_EQ(EINVAL, errno);
+	a.parent_domain = parent;
+	cq = ibv_create_cq_ex(ctx, &a);
+	ASSERT_NE(NULL, cq) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(ENOENT, ibv_start_poll(cq, &empty));
+	EXPECT_EQ(EBUSY, ibv_dealloc_pd(parent));
+	EXPECT_EQ(0, ibv_destroy_cq(ibv_cq_ex_to_cq(cq)));
+	EXPECT_EQ(0, ibv_dealloc_pd(parent));
+	EXPECT_EQ(0, ibv_dealloc_td(td));
+	EXPECT_EQ(0, ibv_dealloc_pd(pd));
 	ibv_close_device(ctx);
 }
 

@@ -174,12 +174,18 @@ struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
 	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 
 /* ibv_create_cq_ex's checks, mlx5's errnos. */
-static int cq_ex_attr_check(const struct ibv_cq_init_attr_ex *attr)
+static int cq_ex_attr_check(struct ibv_context *ibctx,
+			    const struct ibv_cq_init_attr_ex *attr)
 {
 	if (attr->cqe <= 0)
 		return EINVAL;
-	/* No parent domains. */
-	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS)
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					  IBV_CQ_INIT_ATTR_MASK_PD))
+		return EINVAL;
+	/* A parent domain of this context (td.c), not a plain PD. */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || attr->parent_domain->context != ibctx ||
+	     !to_spd(attr->parent_domain)->protection))
 		return EINVAL;
 	/* Overrun always puts the CQ in error. */
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
@@ -210,16 +216,21 @@ struct ibv_cq_ex *softhca_create_cq_ex(struct ibv_context *ibctx,
 	struct softhca_context *ctx = to_sctx(ibctx);
 	struct softhca_create_cq_ex_resp_buf resp;
 	struct softhca_create_cq_ex_cmd cmd;
+	struct softhca_pd *parent = NULL;
 	struct softhca_cq *cq;
 	bool single;
 	int ret;
 
-	ret = cq_ex_attr_check(attr);
+	ret = cq_ex_attr_check(ibctx, attr);
 	if (ret) {
 		errno = ret;
 		return NULL;
 	}
+	/* One thread: the context's, the flag's, or a thread domain's. */
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
+		parent = to_spd(attr->parent_domain);
 	single = ctx->single_threaded ||
+		 (parent && softhca_pd_single_thread(&parent->ibv_pd)) ||
 		 ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 		  (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED));
 	cq = cq_alloc(!single);
@@ -241,6 +252,10 @@ struct ibv_cq_ex *softhca_create_cq_ex(struct ibv_context *ibctx,
 	if (!cq)
 		return NULL;
 	softhca_cq_ex_set_ops(cq, attr->wc_flags);
+	/* The parent domain stays while the CQ does (its dealloc: EBUSY). */
+	cq->parent = parent;
+	if (parent)
+		__atomic_fetch_add(&parent->users, 1, __ATOMIC_ACQ_REL);
 	return &cq->vcq.cq_ex;
 }
 
@@ -253,6 +268,8 @@ int softhca_destroy_cq(struct ibv_cq *ibcq)
 	if (ret)
 		return ret;
 	munmap(cq->map, cq->map_size);
+	if (cq->parent)
+		__atomic_fetch_sub(&cq->parent->users, 1, __ATOMIC_ACQ_REL);
 	softhca_lock_destroy(&cq->lock);
 	free(cq);
 	return 0;

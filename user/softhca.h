@@ -204,6 +204,7 @@ struct softhca_cq {
 	struct softhca_qp *last_qp;	/* lookup cache, under lock */
 	struct softhca_db_hint db;	/* rung by an arm finding CQEs */
 	/* cq_ex.c: the batch between start_poll and end_poll, under lock */
+	struct softhca_pd *parent;	/* create_cq_ex's parent domain, or NULL */
 	uint32_t ex_ci;			/* consumer index of the batch */
 	struct softhca_wc ex_wc;	/* the current completion, decoded */
 };
