@@ -9,7 +9,8 @@
  * it fills the work completion and finds the WR. A requester CQE names
  * the WQE by its WQEBB counter (sq.wrs.wrid[], and sq.wrs.wqe_head[]
  * retires every WR up to it, the unsignaled ones too), a responder CQE
- * takes the oldest posted receive (rq.wrs.wrid[] at the RQ tail). Error
+ * takes the oldest posted receive (rq.wrs.wrid[] at the RQ tail), or, for
+ * a QP on an SRQ, the SRQ WQE its counter names (srq.c). Error
  * CQEs advance the tails the same way. Finally the new consumer index goes
  * to the doorbell record (set_ci, 24 bits, big-endian).
  * A poll that finds nothing on a device that is gone (disassociated) fails
@@ -54,13 +55,16 @@ static int parse_cqe(struct softhca_cq *cq, const struct softhca_cqe *cqe,
 		     struct ibv_wc *wc)
 {
 	struct softhca_qp *qp = cq_find_qp(cq, softhca_cqe_qpn(cqe));
+	bool recv = qp && qp_uses_cq(qp, cq, false);
+	struct ibv_srq *srq = qp ? qp->vqp.qp.srq : NULL;
 	struct softhca_wc w;
 
 	if (!qp ||
-	    softhca_cqe_decode(cqe,
-			       qp_uses_cq(qp, cq, true) ? &qp->sq.wrs : NULL,
-			       qp_uses_cq(qp, cq, false) ? &qp->rq.wrs : NULL,
-			       &w))
+	    softhca_cqe_decode_srq(cqe,
+				   qp_uses_cq(qp, cq, true) ? &qp->sq.wrs : NULL,
+				   recv && !srq ? &qp->rq.wrs : NULL,
+				   recv && srq ? &to_ssrq(srq)->wrs : NULL,
+				   &w))
 		return -1;
 	softhca_wc_to_ibv(&w, wc);
 	return 0;

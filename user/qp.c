@@ -244,8 +244,8 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 	bool single;
 	int ret;
 
+	/* An SRQ of ours is a basic one (we offer no create_srq_ex). */
 	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) ||
-	    attr->srq ||
 	    (attr->comp_mask &
 	     ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
 	    !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||
