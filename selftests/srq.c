@@ -519,6 +519,27 @@ TEST_F(srq, ud_on_srq)
 }
 
 /*
+ * A receive CQE left unpolled when its QP is destroyed gives its SRQ WQE
+ * back to the free list (the provider's CQ cleaning): the full SRQ takes
+ * exactly one more WR afterwards.
+ */
+TEST_F(srq, destroy_returns_unpolled_wqe)
+{
+	struct srq_env *e = &self->e;
+
+	for (uint32_t i = 0; i < e->srq_wr; i++)
+		ASSERT_EQ(0, post_slot(e, e->srq, i));
+	ASSERT_EQ(0, send_msg(e, 0, 32, 1, false));
+	expect_send_ok(_metadata, e, 1);
+	EXPECT_EQ(ENOMEM, post_slot(e, e->srq, 20));
+	ASSERT_EQ(0, ibv_destroy_qp(e->srv[0]));
+	e->srv[0] = NULL;
+	EXPECT_EQ(0, post_slot(e, e->srq, 20));
+	EXPECT_EQ(ENOMEM, post_slot(e, e->srq, 21));
+	rc_expect_quiet(_metadata, e->rcq, "the destroyed QP's CQE is gone");
+}
+
+/*
  * The WQE the HCA takes second names a next index beyond the ring: the
  * second message still lands (its WQE is good), then SRQ_ERR, and the SRQ
  * gives nothing more (RNR NAKs, no hang, no CQE).

@@ -109,10 +109,38 @@ int softhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	return n;
 }
 
-void softhca_cq_clean_locked(struct softhca_cq *cq, uint32_t qpn)
+/*
+ * The receive CQEs of QP @qpn not polled yet give their SRQ WQEs back to
+ * the free list before the cleaning drops them (mlx5's __mlx5_cq_clean):
+ * else each would stay posted for good, the SRQ a WQE smaller.
+ */
+static void cq_release_srq_wqes(struct softhca_cq *cq, uint32_t qpn,
+				struct softhca_srq *srq)
+{
+	for (uint32_t n = 0; n < cq->cqe_cnt; n++) {
+		const struct softhca_cqe *cqe =
+			softhca_cqe_get_sw(cq->ring, cq->cons_index + n,
+					   cq->cqe_cnt);
+		__u64 wr_id;
+
+		if (!cqe)
+			break;
+		udma_from_device_barrier();
+		if (softhca_cqe_qpn(cqe) == qpn &&
+		    softhca_cqe_kind(cqe)->wq == SOFTHCA_CQE_WQ_RQ)
+			softhca_wrs_retire_srq(&srq->wrs,
+					       softhca_cqe_wqe_counter(cqe),
+					       &wr_id);
+	}
+}
+
+void softhca_cq_clean_locked(struct softhca_cq *cq, uint32_t qpn,
+			     struct softhca_srq *srq)
 {
 	uint32_t removed;
 
+	if (srq)
+		cq_release_srq_wqes(cq, qpn, srq);
 	cq->last_qp = NULL;
 	removed = softhca_cq_compact(cq->ring, cq->cqe_cnt, cq->cons_index, qpn);
 	if (!removed)

@@ -113,9 +113,13 @@ static void clean_cqs(struct softhca_qp *qp)
 	struct softhca_cq *scq = to_scq(qp->vqp.qp.send_cq);
 	struct softhca_cq *rcq = to_scq(qp->vqp.qp.recv_cq);
 
-	softhca_cq_clean_locked(scq, qp->qpn);
+	struct ibv_srq *srq = qp->vqp.qp.srq;
+
+	softhca_cq_clean_locked(scq, qp->qpn,
+				srq && rcq == scq ? to_ssrq(srq) : NULL);
 	if (rcq != scq)
-		softhca_cq_clean_locked(rcq, qp->qpn);
+		softhca_cq_clean_locked(rcq, qp->qpn,
+					srq ? to_ssrq(srq) : NULL);
 }
 
 /* ---- create ---------------------------------------------------------- */

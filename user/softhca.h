@@ -428,7 +428,8 @@ void softhca_cq_event(struct ibv_cq *ibcq);
 int softhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
 /* Drop every CQE of qpn not yet polled; forget cached QP pointers. Call
  * with the CQ lock held. */
-void softhca_cq_clean_locked(struct softhca_cq *cq, uint32_t qpn);
+void softhca_cq_clean_locked(struct softhca_cq *cq, uint32_t qpn,
+			     struct softhca_srq *srq);
 
 /* qp.c */
 struct ibv_qp *softhca_create_qp(struct ibv_pd *ibpd,

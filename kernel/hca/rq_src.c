@@ -21,6 +21,9 @@
  */
 #include "engine.h"
 
+/* An SRQ WQE is copied whole into the engine's buffer. */
+static_assert(HCA_SRQ_STRIDE_MAX <= HCA_ENG_RWQE_MAX);
+
 u16 hca_rq_posted(struct hca_qp *qp)
 {
 	return be32_to_cpu(READ_ONCE(qp->dbr->rcv_counter)) &
@@ -187,9 +190,18 @@ void hca_rq_consume(struct hca_qp *qp)
 		WRITE_ONCE(qp->rq_ci, qp->rq_ci + 1);
 }
 
-/* RESET: the queue starts over; an SRQ WQE held is gone with it. */
+static void hca_rq_flush_one(struct hca_qp *qp);
+
+/*
+ * RESET: the queue starts over. An SRQ WQE held (a message in progress)
+ * is completed with WR_FLUSH_ERR rather than lost: the provider's CQ
+ * cleaning, which follows every reset and destroy, gives it back to the
+ * SRQ's free list.
+ */
 void hca_rq_reset(struct hca_qp *qp)
 {
+	if (qp->srq && qp->srq_held)
+		hca_rq_flush_one(qp);
 	qp->rq_ci = 0;
 	qp->srq_held = false;
 	qp->srq_last_wqe = false;
