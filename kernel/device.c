@@ -60,6 +60,10 @@ static int shca_query_device(struct ib_device *ibdev,
 		attr->max_total_mcast_qp_attach =
 			caps->max_total_mcast_qp_attach;
 	}
+	attr->max_srq = caps->max_srq;
+	/* One WQE of a ring is the free list's tail, never posted. */
+	attr->max_srq_wr = caps->max_srq_wqes - 1;
+	attr->max_srq_sge = caps->max_srq_sge;
 	attr->max_send_sge = caps->max_send_sge;
 	attr->max_recv_sge = caps->max_recv_sge;
 	attr->max_sge_rd = caps->max_sge_rd;
@@ -217,6 +221,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_qp = shca_create_qp,
+	.create_srq = shca_create_srq,
 	.create_user_ah = shca_create_ah,
 	.dealloc_driver = shca_dealloc_driver,
 	.dealloc_mw = shca_dealloc_mw,
@@ -228,6 +233,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.destroy_cq = shca_destroy_cq,
 	.pre_destroy_cq = shca_pre_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
+	.destroy_srq = shca_destroy_srq,
 	.detach_mcast = shca_detach_mcast,
 	.disassociate_ucontext = shca_disassociate_ucontext,
 	.enable_driver = shca_enable_driver,
@@ -244,14 +250,17 @@ static const struct ib_device_ops shca_dev_ops = {
 	.mmap_free = shca_mmap_free,
 	.modify_cq = shca_modify_cq,
 	.modify_qp = shca_modify_qp,
+	.modify_srq = shca_modify_srq,
 	.poll_cq = shca_poll_cq,
 	.post_recv = shca_post_recv,
 	.post_send = shca_post_send,
+	.post_srq_recv = shca_post_srq_recv,
 	.query_ah = shca_query_ah,
 	.query_device = shca_query_device,
 	.query_pkey = shca_query_pkey,
 	.query_port = shca_query_port,
 	.query_qp = shca_query_qp,
+	.query_srq = shca_query_srq,
 	.reg_user_mr = shca_reg_user_mr,
 	.rereg_user_mr = shca_rereg_user_mr,
 	.req_notify_cq = shca_req_notify_cq,
@@ -262,6 +271,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_mw, shca_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, shca_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibucontext),
 };
 

@@ -47,7 +47,9 @@
 			   BIT_ULL(SOFTHCA_EVENT_TYPE_PORT_CHANGE) |	\
 			   BIT_ULL(SOFTHCA_EVENT_TYPE_WQ_INVAL_REQ_ERROR) | \
 			   BIT_ULL(SOFTHCA_EVENT_TYPE_WQ_ACCESS_ERROR) | \
-			   BIT_ULL(SOFTHCA_EVENT_TYPE_LAST_WQE_REACHED))
+			   BIT_ULL(SOFTHCA_EVENT_TYPE_LAST_WQE_REACHED) | \
+			   BIT_ULL(SOFTHCA_EVENT_TYPE_SRQ_CATAS_ERROR) | \
+			   BIT_ULL(SOFTHCA_EVENT_TYPE_SRQ_RQ_LIMIT))
 
 /* raise -> handler / tasklet latency of single injections (debugfs) */
 struct shca_lat {
@@ -96,6 +98,7 @@ struct shca_eqs {
 	struct shca_vecs *vecs;
 	struct xarray cqs;		/* CQN -> shca_cq_ev */
 	struct xarray qps;		/* QPN -> shca_qp_ev */
+	struct xarray srqs;		/* SRQN -> shca_qp_ev of an SRQ */
 	struct workqueue_struct *wq;	/* CQ and QP events, in order */
 	struct mutex test_lock;		/* the inject file */
 	unsigned long fatal;		/* DEVICE_FATAL dispatched */
@@ -147,12 +150,12 @@ static struct shca_cq_ev *shca_cq_ev_get(struct shca_eqs *eqs, u32 cqn)
 	return ev;
 }
 
-static struct shca_qp_ev *shca_qp_ev_get(struct shca_eqs *eqs, u32 qpn)
+static struct shca_qp_ev *shca_qp_ev_get(struct xarray *xa, u32 qpn)
 {
 	struct shca_qp_ev *ev;
 
 	rcu_read_lock();
-	ev = xa_load(&eqs->qps, qpn);
+	ev = xa_load(xa, qpn);
 	if (ev && !refcount_inc_not_zero(&ev->ref))
 		ev = NULL;
 	rcu_read_unlock();
@@ -214,17 +217,29 @@ int shca_qp_ev_register(struct shca_dev *sdev, struct shca_qp_ev *ev,
 			struct ib_qp *ibqp, u32 qpn)
 {
 	ev->ibqp = ibqp;
+	ev->ibsrq = NULL;
 	ev->qpn = qpn;
 	refcount_set(&ev->ref, 1);
 	init_completion(&ev->free);
 	return xa_insert(&sdev->eqs->qps, qpn, ev, GFP_KERNEL);
 }
 
+int shca_srq_ev_register(struct shca_dev *sdev, struct shca_qp_ev *ev,
+			 struct ib_srq *ibsrq, u32 srqn)
+{
+	ev->ibqp = NULL;
+	ev->ibsrq = ibsrq;
+	ev->qpn = srqn;
+	refcount_set(&ev->ref, 1);
+	init_completion(&ev->free);
+	return xa_insert(&sdev->eqs->srqs, srqn, ev, GFP_KERNEL);
+}
+
 void shca_qp_ev_unregister(struct shca_dev *sdev, struct shca_qp_ev *ev)
 {
 	struct shca_eqs *eqs = sdev->eqs;
 
-	xa_erase(&eqs->qps, ev->qpn);
+	xa_erase(ev->ibsrq ? &eqs->srqs : &eqs->qps, ev->qpn);
 	shca_eqs_sync_handlers(eqs);
 	shca_qp_ev_put(ev);
 	wait_for_completion(&ev->free);
@@ -297,6 +312,12 @@ static void shca_event_work_fn(struct work_struct *work)
 		if (ibcq->event_handler)
 			ibcq->event_handler(&ew->event, ibcq->cq_context);
 		shca_cq_ev_put(ew->cq);
+	} else if (ew->qp && ew->qp->ibsrq) {
+		struct ib_srq *ibsrq = ew->qp->ibsrq;
+
+		if (ibsrq->event_handler)
+			ibsrq->event_handler(&ew->event, ibsrq->srq_context);
+		shca_qp_ev_put(ew->qp);
 	} else if (ew->qp) {
 		struct ib_qp *ibqp = ew->qp->ibqp;
 
@@ -352,6 +373,10 @@ static void shca_eq_queue_event(struct shca_eq *eq, struct shca_cq_ev *cq,
 		ew->event.element.cq = cq->ibcq;
 		shca_dbg_cqn(ew->event.device, cq->cqn, "%s\n",
 			     ib_event_msg(type));
+	} else if (qp->ibsrq) {
+		ew->event.element.srq = qp->ibsrq;
+		shca_dbg(to_shca_dev(ew->event.device), "SRQ 0x%x: %s\n",
+			 qp->qpn, ib_event_msg(type));
 	} else {
 		ew->event.element.qp = qp->ibqp;
 		shca_dbg_qpn(ew->event.device, qp->qpn, "%s\n",
@@ -452,7 +477,7 @@ static void shca_eq_handle(struct shca_eq *eq, const struct softhca_eqe *eqe)
 	case SOFTHCA_EVENT_TYPE_WQ_ACCESS_ERROR:
 	case SOFTHCA_EVENT_TYPE_LAST_WQE_REACHED:
 		num = be32_to_cpu(eqe->data.qp.qpn) & 0xffffff;
-		qp = shca_qp_ev_get(eqs, num);
+		qp = shca_qp_ev_get(&eqs->qps, num);
 		if (!qp) {
 			eq->unknown++;
 			shca_dbg_qpn(&eqs->sdev->ibdev, num,
@@ -462,6 +487,19 @@ static void shca_eq_handle(struct shca_eq *eq, const struct softhca_eqe *eqe)
 		}
 		shca_eq_queue_event(eq, NULL, qp,
 				    shca_qp_event_type(eqe->type));
+		break;
+	case SOFTHCA_EVENT_TYPE_SRQ_CATAS_ERROR:
+	case SOFTHCA_EVENT_TYPE_SRQ_RQ_LIMIT:
+		num = be32_to_cpu(eqe->data.qp.qpn) & 0xffffff;
+		qp = shca_qp_ev_get(&eqs->srqs, num);
+		if (!qp) {
+			eq->unknown++;
+			break;
+		}
+		shca_eq_queue_event(eq, NULL, qp,
+				    eqe->type == SOFTHCA_EVENT_TYPE_SRQ_RQ_LIMIT ?
+				    IB_EVENT_SRQ_LIMIT_REACHED :
+				    IB_EVENT_SRQ_ERR);
 		break;
 	case SOFTHCA_EVENT_TYPE_PORT_CHANGE:
 		num = eqe->data.port.port >> SOFTHCA_EQE_PORT_SHIFT;
@@ -601,6 +639,7 @@ static void shca_eqs_free(struct shca_eqs *eqs)
 	WARN_ON(!xa_empty(&eqs->cqs) || !xa_empty(&eqs->qps));
 	xa_destroy(&eqs->cqs);
 	xa_destroy(&eqs->qps);
+	xa_destroy(&eqs->srqs);
 	mutex_destroy(&eqs->test_lock);
 	kfree(eqs);
 }
@@ -624,6 +663,7 @@ int shca_eqs_create(struct shca_dev *sdev)
 	eqs->ncomp = ncomp;
 	xa_init(&eqs->cqs);
 	xa_init(&eqs->qps);
+	xa_init(&eqs->srqs);
 	mutex_init(&eqs->test_lock);
 	for (i = 0; i <= ncomp; i++) {
 		struct shca_eq *eq = &eqs->eq[i];

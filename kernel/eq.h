@@ -28,6 +28,7 @@
 struct dentry;
 struct ib_cq;
 struct ib_qp;
+struct ib_srq;
 struct shca_dev;
 struct shca_eq;
 
@@ -42,9 +43,10 @@ struct shca_cq_ev {
 	void (*comp)(struct shca_cq_ev *ev);	/* from the tasklet */
 };
 
-/* The event side of a QP. */
+/* The event side of a QP, or of an SRQ (ibsrq set, qpn its SRQN). */
 struct shca_qp_ev {
 	struct ib_qp *ibqp;
+	struct ib_srq *ibsrq;
 	u32 qpn;
 	refcount_t ref;
 	struct completion free;
@@ -55,6 +57,9 @@ int shca_cq_ev_register(struct shca_dev *sdev, struct shca_cq_ev *ev,
 void shca_cq_ev_unregister(struct shca_dev *sdev, struct shca_cq_ev *ev);
 int shca_qp_ev_register(struct shca_dev *sdev, struct shca_qp_ev *ev,
 			struct ib_qp *ibqp, u32 qpn);
+int shca_srq_ev_register(struct shca_dev *sdev, struct shca_qp_ev *ev,
+			 struct ib_srq *ibsrq, u32 srqn);
+/* Unregisters a QP's or an SRQ's. */
 void shca_qp_ev_unregister(struct shca_dev *sdev, struct shca_qp_ev *ev);
 /* The model's EQN of completion vector @comp_vector (for CREATE_CQ). */
 u32 shca_comp_eqn(struct shca_dev *sdev, u32 comp_vector);

@@ -172,11 +172,13 @@ static bool shca_kcq_parse(struct shca_cq *cq, const struct softhca_cqe *cqe,
 			return false;
 		kcq->last_qp = qp;
 	}
-	if (softhca_cqe_decode(cqe,
-			       qp->ibqp.send_cq == &cq->ibcq ?
-			       &qp->kqp->sq.wrs : NULL,
-			       qp->ibqp.recv_cq == &cq->ibcq ?
-			       &qp->kqp->rq.wrs : NULL, &w))
+	if (softhca_cqe_decode_srq(cqe,
+				   qp->ibqp.send_cq == &cq->ibcq ?
+				   &qp->kqp->sq.wrs : NULL,
+				   qp->ibqp.recv_cq == &cq->ibcq ?
+				   &qp->kqp->rq.wrs : NULL,
+				   qp->ibqp.srq && qp->ibqp.recv_cq == &cq->ibcq ?
+				   &to_shca_srq(qp->ibqp.srq)->wrs : NULL, &w))
 		return false;
 	shca_wc_to_ib(&w, qp, wc);
 	return true;

@@ -176,8 +176,11 @@ static int shca_qp_check_init_attr(struct ib_qp_init_attr *init_attr,
 	/* ib_uverbs refuses a GSI QP first; EINVAL as it says. */
 	if (k->kernel_only && user)
 		return -EINVAL;
-	/* No SRQ exists on this device; no RSS table either. */
-	if (init_attr->srq || init_attr->rwq_ind_tbl)
+	/* No RSS table; an SRQ replaces the RQ (no receive caps then). */
+	if (init_attr->rwq_ind_tbl)
+		return -EINVAL;
+	if (init_attr->srq && (init_attr->srq->srq_type != IB_SRQT_BASIC ||
+			       (!user && !to_shca_srq(init_attr->srq)->wrs.wrid)))
 		return -EINVAL;
 	if (init_attr->create_flags & ~k->create_flags)
 		return -EOPNOTSUPP;
@@ -234,6 +237,10 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	sig = req.flags & SOFTHCA_QP_FLAG_SIGNATURE;
 
 	cap = init_attr->cap;
+	if (init_attr->srq) {
+		cap.max_recv_wr = 0;
+		cap.max_recv_sge = 0;
+	}
 	err = shca_qp_layout(&sdev->caps, k, &cap, sig, &l);
 	if (err) {
 		shca_dbg(sdev, "refused: caps send %u x %u SGEs, recv %u x %u, inline %u beyond the device\n",
@@ -272,6 +279,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	in.max_inline_data = cap.max_inline_data;
 	in.dbr = qp->queue->buf + l.dbr_offset;
 	in.uar_index = shca_udata_uar(udata);
+	if (init_attr->srq)
+		in.srqn = to_shca_srq(init_attr->srq)->srqn;
 	err = hca_exec(sdev->hca, HCA_CMD_CREATE_QP, &in, sizeof(in),
 			    &out, sizeof(out));
 	if (err)

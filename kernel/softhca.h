@@ -146,6 +146,24 @@ struct shca_qp {
 };
 
 /*
+ * A shared receive queue (srq.c). @wrs is the poster's free list for a
+ * kernel SRQ (wrid and posted NULL for a user one, whose provider keeps
+ * its own); @lock guards it, @lock_flags its irqsave state.
+ */
+struct shca_srq {
+	struct ib_srq ibsrq;
+	u32 srqn;
+	u32 max_gs;
+	u32 dbr_offset;
+	struct softhca_srq_wrs wrs;
+	struct softhca_srq_dbr *dbr;
+	spinlock_t lock;
+	unsigned long lock_flags;
+	struct shca_mmap_entry *queue;	/* ring + DBR */
+	struct shca_qp_ev ev;		/* SRQ events (eq.h) */
+};
+
+/*
  * An address handle (ah.c): the AV of a kernel consumer's datagram WRs
  * (the provider builds its own for user AHs, with the MAC we return).
  */
@@ -222,6 +240,11 @@ static inline struct shca_cq *to_shca_cq(struct ib_cq *ibcq)
 static inline struct shca_qp *to_shca_qp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct shca_qp, ibqp);
+}
+
+static inline struct shca_srq *to_shca_srq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct shca_srq, ibsrq);
 }
 
 static inline struct shca_ah *to_shca_ah(struct ib_ah *ibah)
@@ -322,6 +345,16 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		  int attr_mask, struct ib_qp_init_attr *init_attr);
 int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+
+/* srq.c */
+int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		    struct ib_udata *udata);
+int shca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int shca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int shca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
 int shca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int shca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 

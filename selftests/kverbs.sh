@@ -47,7 +47,7 @@ check "no check failed (failed=$(cat $par/failed 2>&1))" \
 	test "$(cat $par/failed 2>&1)" = 0
 # Every check of softhca_ktest.c that passes on a correct device.
 check "every check ran and passed (passed=$(cat $par/passed 2>&1))" \
-	test "$(cat $par/passed 2>&1)" = "${SOFTHCA_KTEST_CHECKS:-239}"
+	test "$(cat $par/passed 2>&1)" = "${SOFTHCA_KTEST_CHECKS:-335}"
 counts_back() {
 	local now="$(res qp) $(res cq) $(res pd) $(res mr)"
 	echo "before: $before_qp $before_cq $before_pd $before_mr now: $now"

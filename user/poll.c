@@ -9,7 +9,8 @@
  * it fills the work completion and finds the WR. A requester CQE names
  * the WQE by its WQEBB counter (sq.wrs.wrid[], and sq.wrs.wqe_head[]
  * retires every WR up to it, the unsignaled ones too), a responder CQE
- * takes the oldest posted receive (rq.wrs.wrid[] at the RQ tail). Error
+ * takes the oldest posted receive (rq.wrs.wrid[] at the RQ tail), or, for
+ * a QP on an SRQ, the SRQ WQE its counter names (srq.c). Error
  * CQEs advance the tails the same way. Finally the new consumer index goes
  * to the doorbell record (set_ci, 24 bits, big-endian).
  * A poll that finds nothing on a device that is gone (disassociated) fails
@@ -54,12 +55,15 @@ static int parse_cqe(struct softhca_cq *cq, const struct softhca_cqe *cqe,
 		     struct softhca_wc *w)
 {
 	struct softhca_qp *qp = cq_find_qp(cq, softhca_cqe_qpn(cqe));
+	bool recv = qp && qp_uses_cq(qp, cq, false);
+	struct ibv_srq *srq = qp ? qp->vqp.qp.srq : NULL;
 
 	if (!qp ||
-	    softhca_cqe_decode(cqe,
-			       qp_uses_cq(qp, cq, true) ? &qp->sq.wrs : NULL,
-			       qp_uses_cq(qp, cq, false) ? &qp->rq.wrs : NULL,
-			       w))
+	    softhca_cqe_decode_srq(cqe,
+				   qp_uses_cq(qp, cq, true) ? &qp->sq.wrs : NULL,
+				   recv && !srq ? &qp->rq.wrs : NULL,
+				   recv && srq ? &to_ssrq(srq)->wrs : NULL,
+				   w))
 		return -1;
 	return 0;
 }
@@ -113,10 +117,38 @@ int softhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	return n;
 }
 
-void softhca_cq_clean_locked(struct softhca_cq *cq, uint32_t qpn)
+/*
+ * The receive CQEs of QP @qpn not polled yet give their SRQ WQEs back to
+ * the free list before the cleaning drops them (mlx5's __mlx5_cq_clean):
+ * else each would stay posted for good, the SRQ a WQE smaller.
+ */
+static void cq_release_srq_wqes(struct softhca_cq *cq, uint32_t qpn,
+				struct softhca_srq *srq)
+{
+	for (uint32_t n = 0; n < cq->cqe_cnt; n++) {
+		const struct softhca_cqe *cqe =
+			softhca_cqe_get_sw(cq->ring, cq->cons_index + n,
+					   cq->cqe_cnt);
+		__u64 wr_id;
+
+		if (!cqe)
+			break;
+		udma_from_device_barrier();
+		if (softhca_cqe_qpn(cqe) == qpn &&
+		    softhca_cqe_kind(cqe)->wq == SOFTHCA_CQE_WQ_RQ)
+			softhca_wrs_retire_srq(&srq->wrs,
+					       softhca_cqe_wqe_counter(cqe),
+					       &wr_id);
+	}
+}
+
+void softhca_cq_clean_locked(struct softhca_cq *cq, uint32_t qpn,
+			     struct softhca_srq *srq)
 {
 	uint32_t removed;
 
+	if (srq)
+		cq_release_srq_wqes(cq, qpn, srq);
 	cq->last_qp = NULL;
 	removed = softhca_cq_compact(cq->ring, cq->cqe_cnt, cq->cons_index, qpn);
 	if (!removed)

@@ -351,6 +351,9 @@ SOFTHCA_DECLARE_CMD(ibv_query_qp, ib_uverbs_query_qp);
 SOFTHCA_DECLARE_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 SOFTHCA_DECLARE_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
 SOFTHCA_DECLARE_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
+SOFTHCA_DECLARE_CMD(ibv_create_srq, ib_uverbs_create_srq);
+SOFTHCA_DECLARE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
+SOFTHCA_DECLARE_CMD(ibv_query_srq, ib_uverbs_query_srq);
 
 /* Extended commands: the two headers (rdma-core's struct ex_hdr). */
 #define SOFTHCA_DECLARE_CMD_EX(_name, _core)				\
@@ -501,6 +504,20 @@ int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask,
 		      struct ibv_modify_qp *cmd, size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+
+/* CREATE_SRQ: fills srq->handle, srq->context and attr->attr's max_wr,
+ * max_sge from the core response; ibv_create_srq() sets pd, srq_context,
+ * the event counters on return. */
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp, size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		       int srq_attr_mask,
+		       struct ibv_modify_srq *cmd, size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 
 /* CREATE_AH: fills ah->handle and ah->context; the driver's response
  * follows resp's core part. ibv_create_ah() sets ah->pd on return. */

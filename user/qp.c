@@ -113,9 +113,13 @@ static void clean_cqs(struct softhca_qp *qp)
 	struct softhca_cq *scq = to_scq(qp->vqp.qp.send_cq);
 	struct softhca_cq *rcq = to_scq(qp->vqp.qp.recv_cq);
 
-	softhca_cq_clean_locked(scq, qp->qpn);
+	struct ibv_srq *srq = qp->vqp.qp.srq;
+
+	softhca_cq_clean_locked(scq, qp->qpn,
+				srq && rcq == scq ? to_ssrq(srq) : NULL);
 	if (rcq != scq)
-		softhca_cq_clean_locked(rcq, qp->qpn);
+		softhca_cq_clean_locked(rcq, qp->qpn,
+					srq ? to_ssrq(srq) : NULL);
 }
 
 /* ---- create ---------------------------------------------------------- */
@@ -244,8 +248,8 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 	bool single;
 	int ret;
 
+	/* An SRQ of ours is a basic one (we offer no create_srq_ex). */
 	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) ||
-	    attr->srq ||
 	    (attr->comp_mask &
 	     ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
 	    !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||

@@ -236,6 +236,22 @@ struct softhca_rq {
 	struct softhca_wq_wrs wrs;
 };
 
+/*
+ * A shared receive queue (srq.c): the mapping (ring + DBR) and the free
+ * list the shared header keeps (softhca_srq_wrs, <rdma/softhca-wqe.h>);
+ * @lock serialises posters and the CQ pollers that retire WQEs.
+ */
+struct softhca_srq {
+	struct ibv_srq ibv_srq;
+	struct softhca_lock lock;
+	uint32_t srqn;
+	uint32_t max_gs;
+	struct softhca_srq_dbr *dbr;
+	void *map;
+	size_t map_size;
+	struct softhca_srq_wrs wrs;
+};
+
 struct softhca_wr_batch;
 
 struct softhca_qp {
@@ -262,6 +278,11 @@ static inline struct softhca_context *to_sctx(struct ibv_context *ibctx)
 {
 	return softhca_container_of(ibctx, struct softhca_context,
 				    vctx.context);
+}
+
+static inline struct softhca_srq *to_ssrq(struct ibv_srq *ibsrq)
+{
+	return softhca_container_of(ibsrq, struct softhca_srq, ibv_srq);
 }
 
 static inline struct softhca_pd *to_spd(struct ibv_pd *ibpd)
@@ -435,7 +456,8 @@ void softhca_cq_commit(struct softhca_cq *cq, uint32_t ci);
 void softhca_cq_ex_set_ops(struct softhca_cq *cq, uint64_t wc_flags);
 /* Drop every CQE of qpn not yet polled; forget cached QP pointers. Call
  * with the CQ lock held. */
-void softhca_cq_clean_locked(struct softhca_cq *cq, uint32_t qpn);
+void softhca_cq_clean_locked(struct softhca_cq *cq, uint32_t qpn,
+			     struct softhca_srq *srq);
 
 /* qp.c */
 struct ibv_qp *softhca_create_qp(struct ibv_pd *ibpd,
@@ -475,6 +497,16 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
 
 /* recv.c */
+/* srq.c */
+struct ibv_srq *softhca_create_srq(struct ibv_pd *ibpd,
+				   struct ibv_srq_init_attr *attr);
+int softhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		       int mask);
+int softhca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int softhca_destroy_srq(struct ibv_srq *ibsrq);
+int softhca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr);
+
 int softhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr);
 

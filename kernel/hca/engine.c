@@ -1011,7 +1011,7 @@ int hca_engine_qp_init(struct hca_qp *qp)
 	hca_wait_timer_init(e);
 	qp->eng = e;
 	qp->sq_ci = 0;
-	qp->rq_ci = 0;
+	hca_rq_reset(qp);
 	return 0;
 }
 
@@ -1092,7 +1092,7 @@ void hca_engine_qp_state_changed(struct hca_qp *qp,
 		mutex_lock(&e->exec_lock);
 		mutex_lock(&e->resp_lock);
 		qp->sq_ci = 0;
-		qp->rq_ci = 0;
+		hca_rq_reset(qp);
 		e->comm_est = false;
 		hca_wire_qp_reset(qp);
 		hca_wait_clear(qp);

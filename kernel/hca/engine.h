@@ -452,17 +452,28 @@ static inline int hca_sgl_get_remote(struct hca_qp *qp, u32 access,
 void hca_resp_done(struct hca_exec_ctx *ctx);
 void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,
 		      struct hca_qp *resp, struct hca_answer *ans);
+/*
+ * rq_src.c, the RQ source of every responder, under the QP's resp_lock
+ * (hca_rq_flush() takes it): is no receive WQE there (an SRQ's is taken
+ * for the QP now); the WQE into @sgl (-EINVAL: malformed); the index its
+ * CQE names; the PD of its lkeys; consumed (its CQE written); reset;
+ * anything to flush in ERR, the flush.
+ */
 bool hca_rq_flush(struct hca_qp *qp, unsigned int budget);
 u16 hca_rq_posted(struct hca_qp *qp);
-/*
- * For the datagram receive stage (ud.c), under the QP's resp_lock: is its
- * RQ empty; the RQ WQE at rq_ci into @sgl (-EINVAL: malformed); @len bytes
- * of @src into the acquired @dst from its byte @doff on; a responder CQE
- * written and the RQ WQE consumed; the RQ WQE failed with @syndrome.
- */
 bool hca_rq_is_empty(struct hca_qp *qp);
 int hca_rq_fetch(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		 struct hca_sgl *sgl);
+u16 hca_rq_wqe_counter(struct hca_qp *qp);
+u32 hca_rq_pdn(struct hca_qp *qp);
+void hca_rq_consume(struct hca_qp *qp);
+void hca_rq_reset(struct hca_qp *qp);
+bool hca_rq_flush_pending(struct hca_qp *qp);
+/*
+ * For the datagram receive stage (ud.c): @len bytes of @src into the
+ * acquired @dst from its byte @doff on; a responder CQE written and the
+ * receive WQE consumed; the receive WQE failed with @syndrome.
+ */
 void hca_sgl_copy_at(struct hca_exec_ctx *ctx, struct hca_sgl *dst, u64 doff,
 		     const struct hca_sgl *src, u64 len);
 void hca_resp_cqe_put(struct hca_exec_ctx *ctx, struct hca_qp *resp,

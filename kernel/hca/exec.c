@@ -57,8 +57,7 @@ static bool hca_qp_has_work(struct hca_qp *qp)
 		return hca_sq_posted(qp) != READ_ONCE(qp->sq_ci);
 	case HCA_QPS_ERR:
 		return hca_sq_posted(qp) != READ_ONCE(qp->sq_ci) ||
-		       (qp->rq_wqe_cnt &&
-			hca_rq_posted(qp) != READ_ONCE(qp->rq_ci));
+		       hca_rq_flush_pending(qp);
 	default:
 		return false;
 	}
@@ -296,8 +295,7 @@ bool hca_run_qp(struct hca_exec_ctx *ctx, struct hca_qp *qp)
 	}
 	progress = hca_qp_exec(ctx, qp, &flush, &more);
 	mutex_unlock(&e->exec_lock);
-	if (flush && qp->rq_wqe_cnt &&
-	    hca_rq_posted(qp) != READ_ONCE(qp->rq_ci)) {
+	if (flush && hca_rq_flush_pending(qp)) {
 		more |= hca_rq_flush(qp, HCA_FLUSH_BUDGET);
 		progress = true;
 	}

@@ -27,7 +27,7 @@
 /*
  * The limits of model revision 1. They describe the data path the model
  * implements (local fabric: requester and responder on this host): RC,
- * UD with multicast; no SRQ or MW.
+ * UD with multicast, SRQs; no MW.
  */
 static const struct hca_caps hca_caps_rev1 = {
 	.model_rev		= HCA_MODEL_REV,
@@ -77,6 +77,10 @@ static const struct hca_caps hca_caps_rev1 = {
 	.max_q_counters		= 1024,
 	/* AVs live in the WQEs: address handles cost the HCA nothing. */
 	.max_ah			= S32_MAX,
+	.max_srq		= 8192,
+	/* 16-bit WQE indexes and counters, as mlx5's SRQ WQEs have. */
+	.max_srq_wqes		= 32768,
+	.max_srq_sge		= 16,
 	.max_mcast_grp		= 8192,
 	.max_mcast_qp_attach	= 240,		/* a ConnectX's */
 	.max_total_mcast_qp_attach = 8192 * 240,
@@ -120,6 +124,7 @@ struct hca *hca_create(const char *name)
 	mutex_init(&hca->mw_lock);
 	xa_init_flags(&hca->cqs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&hca->qps, XA_FLAGS_ALLOC1);
+	xa_init_flags(&hca->srqs, XA_FLAGS_ALLOC1);
 	INIT_LIST_HEAD(&hca->fabric_node);
 	spin_lock_init(&hca->gid_lock);
 	atomic_set(&hca->num_qps, 0);
@@ -179,6 +184,7 @@ void hca_destroy(struct hca *hca)
 	hca_eq_fini(hca);
 
 	WARN_ONCE(!xa_empty(&hca->qps), "softhca: QPs leaked\n");
+	WARN_ONCE(!xa_empty(&hca->srqs), "softhca: SRQs leaked\n");
 	WARN_ONCE(!xa_empty(&hca->cqs), "softhca: CQs leaked\n");
 	WARN_ONCE(!xa_empty(&hca->mkeys), "softhca: MKeys leaked\n");
 	WARN_ONCE(!xa_empty(&hca->pds), "softhca: PDs leaked\n");
@@ -189,6 +195,7 @@ void hca_destroy(struct hca *hca)
 	xa_destroy(&hca->mkeys);
 	xa_destroy(&hca->cqs);
 	xa_destroy(&hca->qps);
+	xa_destroy(&hca->srqs);
 	hca_free(hca);
 }
 
@@ -331,6 +338,16 @@ static const struct hca_cmd hca_cmds[] = {
 	HCA_CMD(QUERY_QP, hca_cmd_query_qp,
 		sizeof(struct hca_cmd_query_qp_in),
 		sizeof(struct hca_cmd_query_qp_out)),
+	/* SRQs (srq_ctx.c) */
+	HCA_CMD(CREATE_SRQ, hca_cmd_create_srq,
+		sizeof(struct hca_cmd_create_srq_in),
+		sizeof(struct hca_cmd_create_srq_out)),
+	HCA_CMD(DESTROY_SRQ, hca_cmd_destroy_srq,
+		sizeof(struct hca_cmd_srq_in), 0),
+	HCA_CMD(QUERY_SRQ, hca_cmd_query_srq,
+		sizeof(struct hca_cmd_srq_in),
+		sizeof(struct hca_cmd_query_srq_out)),
+	HCA_CMD(ARM_RQ, hca_cmd_arm_rq, sizeof(struct hca_cmd_srq_in), 0),
 	HCA_CMD(SET_ROCE_ADDRESS, hca_cmd_set_roce_address,
 		sizeof(struct hca_cmd_set_roce_address_in), 0),
 	/* EQs and port state (eq_ctx.c) */

@@ -45,6 +45,10 @@ enum hca_cmd_op {
 	HCA_CMD_DESTROY_QP	= 0x501,
 	HCA_CMD_MODIFY_QP	= 0x502,
 	HCA_CMD_QUERY_QP	= 0x50b,
+	HCA_CMD_CREATE_SRQ	= 0x700,
+	HCA_CMD_DESTROY_SRQ	= 0x701,
+	HCA_CMD_QUERY_SRQ	= 0x702,
+	HCA_CMD_ARM_RQ		= 0x703,	/* an SRQ's limit (mlx5's lwm) */
 	HCA_CMD_SET_ROCE_ADDRESS = 0x782,
 	/* Counters: see "Counters" below. */
 	HCA_CMD_QUERY_HCA_COUNTERS = 0x76f,	/* mlx5's QUERY_VNIC_ENV */
@@ -107,6 +111,9 @@ struct hca_caps {
 	u32 max_comp_eqs;	/* completion event queues (vectors) */
 	u32 max_q_counters;	/* ALLOC_Q_COUNTER sets (set 0 aside) */
 	u32 max_ah;		/* address handles (AVs live in WQEs) */
+	u32 max_srq;
+	u32 max_srq_wqes;	/* WQEs of one SRQ ring (one is never posted) */
+	u32 max_srq_sge;
 	u32 max_mcast_grp;	/* multicast groups one HCA attaches QPs to */
 	u32 max_mcast_qp_attach; /* QPs of one HCA in one group */
 	u32 max_total_mcast_qp_attach; /* attachments of one HCA */
@@ -340,12 +347,53 @@ struct hca_cmd_create_qp_in {
 	struct softhca_qp_dbr *dbr;
 	u32 uar_index;			/* its doorbell area, or HCA_UAR_KERNEL */
 	u32 st;				/* enum hca_qp_st */
+	u32 srqn;			/* its SRQ (rq_wqe_cnt 0), or 0: none */
 };
 
 struct hca_cmd_create_qp_out {
 	u32 qpn;
 	u32 db_slot;			/* as CREATE_CQ's */
 	u32 db_thread;
+};
+
+/*
+ * CREATE_SRQ: the driver allocated the ring (wqe_cnt WQEs of 1 << wqe_shift
+ * bytes, the free list linked in ring order: softhca_srq_init()) and the
+ * doorbell record; both live until DESTROY_SRQ returns. SRQNs start at 1.
+ * @limit armed as ARM_RQ would. The HCA takes WQEs from WQE 0 on.
+ */
+/* Largest SRQ stride: the engine's copy buffer (HCA_ENG_RWQE_MAX). */
+#define HCA_SRQ_STRIDE_MAX		1024
+
+struct hca_cmd_create_srq_in {
+	u32 pdn;
+	u32 flags;			/* HCA_QP_PRIVILEGED: a kernel SRQ */
+	void *buf;
+	u32 wqe_cnt;			/* power of two, 2..max_srq_wqes */
+	u32 wqe_shift;			/* 5..log2(HCA_SRQ_STRIDE_MAX) */
+	struct softhca_srq_dbr *dbr;
+	u32 limit;			/* < wqe_cnt; 0: not armed */
+	u32 rsvd;
+};
+
+struct hca_cmd_create_srq_out {
+	u32 srqn;
+};
+
+/* DESTROY_SRQ: -EBUSY while a QP is attached to it. */
+struct hca_cmd_srq_in {
+	u32 srqn;
+	u32 limit;			/* ARM_RQ only: < wqe_cnt, 0 disarms */
+};
+
+struct hca_cmd_query_srq_out {
+	u32 limit;			/* armed limit, 0 once it fired */
+	u32 wqe_cnt;
+	u32 error;			/* a bad ring: takes nothing any more */
+	u32 qps;			/* QPs attached */
+	u16 posted;			/* the doorbell record's counter */
+	u16 taken;			/* WQEs the HCA took so far */
+	u32 head;			/* the next WQE it takes */
 };
 
 struct hca_cmd_destroy_qp_in {

@@ -77,6 +77,7 @@ struct hca {
 	struct xarray mkeys;		/* MKey index (key >> 8) -> mkey */
 	struct xarray cqs;		/* CQN -> cq */
 	struct xarray qps;		/* QPN -> qp */
+	struct xarray srqs;		/* SRQN -> srq */
 	struct hca_db_area *kernel_db;	/* doorbell area of kernel objects */
 	struct page *device_page;	/* struct softhca_device_page */
 	struct list_head fabric_node;	/* on the local fabric (fabric.c) */
@@ -92,6 +93,7 @@ struct hca {
 	u32 mkey_next;			/* xa_alloc_cyclic cursors */
 	u32 cq_next;
 	u32 qp_next;
+	u32 srq_next;
 	atomic_t num_qps;		/* QPs created, at most caps->max_qp */
 	/* cmd: Q counter sets and every QP's membership, under qcnt_lock */
 	struct mutex qcnt_lock;
@@ -473,6 +475,41 @@ int hca_cq_resize(struct hca_cq *cq, const struct hca_cmd_modify_cq_in *in,
 /* What the arm word in the record asks for now (QUERY_CQ); under cq->lock. */
 enum hca_cq_arm hca_cq_arm_state(struct hca_cq *cq);
 
+/* ---- SRQs (srq_ctx.c: contexts; rq_src.c: taking WQEs) ------------------ */
+
+/*
+ * A shared receive queue. The ring and doorbell record are untrusted
+ * memory the provider writes; @head and @taken are the HCA's own. QPs
+ * attached hold a reference (@qps counts them, DESTROY_SRQ refuses while
+ * any is), lookups one each.
+ */
+struct hca_srq {
+	u32 srqn;
+	u32 pdn;			/* with HCA_PDN_RLKEY for a kernel SRQ */
+	struct hca *hca;
+	void *buf;
+	u32 wqe_cnt;			/* power of two */
+	u32 wqe_shift;
+	struct softhca_srq_dbr *dbr;
+	refcount_t users;
+	struct completion free;
+	struct rcu_head rcu;
+	atomic_t qps;
+	/* eng: what the HCA took, under lock (any responder, any thread) */
+	spinlock_t lock;
+	u16 head;			/* the next WQE to take */
+	u16 taken;			/* WQEs taken, free-running */
+	u16 limit;			/* armed limit (ARM_RQ), 0: none */
+	bool error;			/* a bad next index: takes no more */
+};
+
+struct hca_srq *hca_srq_get(struct hca *hca, u32 srqn);
+void hca_srq_put(struct hca_srq *srq);
+int hca_cmd_create_srq(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_destroy_srq(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_query_srq(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_arm_rq(struct hca *hca, const void *inbox, void *outbox);
+
 /* ---- QPs (qp_ctx.c: contexts and state; engine: execution) ---------------- */
 
 /*
@@ -541,6 +578,15 @@ struct hca_qp {
 	bool sq_draining;		/* SQD and WQEs still outstanding */
 	/* ...and by the peer's, as responder: a line each. */
 	u16 rq_ci ____cacheline_aligned_in_smp;	/* next RQ WQE to take */
+	/*
+	 * Its SRQ (a reference; cmd: fixed at CREATE_QP), or NULL: the RQ
+	 * source (rq_src.c). Under resp_lock: the SRQ WQE this QP took for
+	 * the message in progress, until its CQE; LAST_WQE_REACHED raised.
+	 */
+	struct hca_srq *srq;
+	bool srq_held;
+	u16 srq_idx;
+	bool srq_last_wqe;
 };
 
 struct hca_qp *hca_qp_get(struct hca *hca, u32 qpn);

@@ -89,6 +89,9 @@ static bool hca_qp_in_valid(struct hca *hca,
 	    (!in->rq_buf || !is_power_of_2(in->rq_wqe_cnt) ||
 	     in->rq_wqe_cnt > caps->max_rq_wqes))
 		return false;
+	/* An SRQ is the QP's receive queue: it has none of its own. */
+	if (in->srqn && in->rq_wqe_cnt)
+		return false;
 	if (in->rq_wqe_shift < SOFTHCA_DS_SHIFT || in->rq_wqe_shift > 31 ||
 	    BIT(in->rq_wqe_shift) > max_stride)
 		return false;
@@ -121,6 +124,34 @@ static int hca_qpn_reserve(struct hca *hca, const struct hca_qp_type *type,
 	if (err == -EBUSY)
 		return -ENOSPC;
 	return err < 0 ? err : 0;
+}
+
+/*
+ * CREATE_QP on SRQ @srqn: a reference, and one more QP attached, under the
+ * SRQ index's lock so that DESTROY_SRQ either sees it or finds no SRQ.
+ */
+static int hca_qp_srq_attach(struct hca *hca, struct hca_qp *qp, u32 srqn)
+{
+	struct hca_srq *srq;
+
+	xa_lock(&hca->srqs);
+	srq = xa_load(&hca->srqs, srqn);
+	if (srq && refcount_inc_not_zero(&srq->users))
+		atomic_inc(&srq->qps);
+	else
+		srq = NULL;
+	xa_unlock(&hca->srqs);
+	qp->srq = srq;
+	return srq ? 0 : -EINVAL;
+}
+
+static void hca_qp_srq_detach(struct hca_qp *qp)
+{
+	if (!qp->srq)
+		return;
+	atomic_dec(&qp->srq->qps);
+	hca_srq_put(qp->srq);
+	qp->srq = NULL;
 }
 
 int hca_cmd_create_qp(struct hca *hca, const void *inbox, void *outbox)
@@ -176,6 +207,11 @@ int hca_cmd_create_qp(struct hca *hca, const void *inbox, void *outbox)
 	qp->recv_cq = hca_cq_get(hca, in->recv_cqn);
 	if (!qp->recv_cq)
 		goto err_free;
+	if (in->srqn) {
+		err = hca_qp_srq_attach(hca, qp, in->srqn);
+		if (err)
+			goto err_free;
+	}
 
 	err = hca_qpn_reserve(hca, qp->type, &qpn);
 	if (err)
@@ -209,6 +245,7 @@ err_engine:
 err_erase:
 	xa_erase(&hca->qps, qpn);
 err_free:
+	hca_qp_srq_detach(qp);
 	if (qp->recv_cq)
 		hca_cq_put(qp->recv_cq);
 	if (qp->send_cq)
@@ -290,6 +327,7 @@ int hca_cmd_destroy_qp(struct hca *hca, const void *inbox, void *outbox)
 	/* No executor counts for it any more: its set keeps the counts. */
 	hca_qcnt_qp_leave(qp);
 	hca_engine_qp_fini(qp);
+	hca_qp_srq_detach(qp);
 	hca_cq_put(qp->recv_cq);
 	hca_cq_put(qp->send_cq);
 	atomic_dec(&hca->num_qps);

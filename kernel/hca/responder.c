@@ -2,8 +2,8 @@
 /*
  * softhca HCA model: the responder. A request arrives from a requester QP
  * on this host (the local fabric): the responder QP checks its state, the
- * remote access rights and rkeys against its own PD, takes an RQ WQE for
- * SEND, SEND_IMM and WRITE_IMM, places or fetches the data and writes the
+ * remote access rights and rkeys against its own PD, takes a receive WQE
+ * (from its RQ or SRQ: rq_src.c) for SEND, SEND_IMM and WRITE_IMM, places or fetches the data and writes the
  * responder CQE. It answers ACK, RNR NAK, NAK (an error for the requester)
  * or nothing (the requester times out).
  *
@@ -16,21 +16,6 @@
 #include <linux/string.h>
 
 #include "engine.h"
-
-u16 hca_rq_posted(struct hca_qp *qp)
-{
-	return be32_to_cpu(READ_ONCE(qp->dbr->rcv_counter)) &
-	       SOFTHCA_WQ_DBR_MASK;
-}
-
-static bool hca_rq_empty(struct hca_qp *qp)
-{
-	if (!qp->rq_wqe_cnt || hca_rq_posted(qp) == qp->rq_ci)
-		return true;
-	/* The doorbell record, then the WQE it covers. */
-	smp_rmb();
-	return false;
-}
 
 /*
  * Move @len bytes from the start of @src (inline payload or MKeys) to
@@ -127,72 +112,6 @@ void hca_sgl_read(const struct hca_sgl *src, u64 soff, u8 *dst, u32 len)
 	}
 }
 
-/*
- * Copy the RQ WQE at rq_ci out of the ring once and parse the copy into
- * @sgl (or only validate it if @sgl is NULL): data segments up to the
- * sentinel or the end of the stride, zero-length ones skipped. -EINVAL for
- * a malformed WQE.
- */
-static __always_inline int hca_rwqe_fetch(struct hca_exec_ctx *ctx,
-					   struct hca_qp *qp,
-					   struct hca_sgl *sgl)
-{
-	u32 stride = 1U << qp->rq_wqe_shift;
-	u32 slot = qp->rq_ci & (qp->rq_wqe_cnt - 1);
-	u32 max_sge = min_t(u32, qp->hca->caps->max_recv_sge,
-			    HCA_ENG_SGE_MAX);
-	u32 i = 0, n = 0;
-
-	hca_copy(ctx->rwqe_buf, qp->rq_buf + (slot << qp->rq_wqe_shift), stride);
-	if (sgl) {
-		sgl->n = 0;
-		sgl->len = 0;
-		sgl->inl = NULL;
-	}
-
-	if (qp->flags & HCA_QP_SIGNATURE) {
-		if (softhca_recv_wqe_xor(ctx->rwqe_buf, stride, qp->qpn,
-					 qp->rq_ci) != 0xff)
-			return -EINVAL;
-		i = 1;			/* the signature segment */
-	}
-
-	for (; i < stride / SOFTHCA_DS_SIZE; i++) {
-		const struct softhca_wqe_data_seg *d =
-			(const void *)(ctx->rwqe_buf + i * SOFTHCA_DS_SIZE);
-		u32 key = be32_to_cpu(d->lkey);
-		u32 len = be32_to_cpu(d->byte_count);
-		struct hca_sge *sge;
-
-		if (key == SOFTHCA_INVALID_LKEY)
-			break;
-		if (!len)
-			continue;
-		if (n++ == max_sge || (len & SOFTHCA_INLINE_SEG))
-			return -EINVAL;
-		if (!sgl)
-			continue;
-		sge = &sgl->sge[sgl->n++];
-		sge->mkey = NULL;
-		sge->key = key;
-		sge->len = len;
-		sge->va = be64_to_cpu(d->addr);
-		sgl->len += len;
-	}
-	return 0;
-}
-
-bool hca_rq_is_empty(struct hca_qp *qp)
-{
-	return hca_rq_empty(qp);
-}
-
-int hca_rq_fetch(struct hca_exec_ctx *ctx, struct hca_qp *qp,
-		 struct hca_sgl *sgl)
-{
-	return hca_rwqe_fetch(ctx, qp, sgl);
-}
-
 void hca_sgl_copy_at(struct hca_exec_ctx *ctx, struct hca_sgl *dst, u64 doff,
 		     const struct hca_sgl *src, u64 len)
 {
@@ -243,7 +162,7 @@ static inline void hca_resp_cqe_write(struct hca_exec_ctx *ctx,
 		hca_qp_fatal(resp);
 		hca_engine_defer(ctx, resp);
 	}
-	WRITE_ONCE(resp->rq_ci, resp->rq_ci + 1);
+	hca_rq_consume(resp);
 }
 
 void hca_resp_cqe_put(struct hca_exec_ctx *ctx, struct hca_qp *resp,
@@ -267,7 +186,7 @@ static inline void hca_resp_cqe(struct hca_exec_ctx *ctx,
 		cqe.imm_inval_pkey = w->imm;
 	cqe.byte_cnt = cpu_to_be32(byte_cnt);
 	cqe.sop_drop_qpn = cpu_to_be32(resp->qpn & SOFTHCA_24BIT_MASK);
-	cqe.wqe_counter = cpu_to_be16(resp->rq_ci);
+	cqe.wqe_counter = cpu_to_be16(hca_rq_wqe_counter(resp));
 	cqe.op_own = w->op->resp_cqe << SOFTHCA_CQE_OPCODE_SHIFT;
 	if (w->fm_ce_se & SOFTHCA_WQE_CTRL_SOLICITED)
 		cqe.op_own |= SOFTHCA_CQE_SE;
@@ -303,7 +222,7 @@ void hca_resp_cqe_err(struct hca_exec_ctx *ctx, struct hca_qp *resp,
 	struct softhca_cqe cqe;
 
 	hca_cqe_init_err(&cqe, resp->eng->resp_cnt, SOFTHCA_CQE_RESP_ERR,
-			  resp->qpn, 0, resp->rq_ci, syndrome);
+			  resp->qpn, 0, hca_rq_wqe_counter(resp), syndrome);
 	hca_resp_cqe_write(ctx, resp, &cqe);
 }
 
@@ -322,11 +241,11 @@ static void hca_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *req,
 	struct hca_wqe *w = &ctx->wqe;
 	u64 len = w->local.len;
 
-	if (hca_rq_empty(resp)) {
+	if (hca_rq_is_empty(resp)) {
 		ans->kind = HCA_ANS_RNR;
 		return;
 	}
-	if (hca_rwqe_fetch(ctx, resp, &ctx->remote)) {
+	if (hca_rq_fetch(ctx, resp, &ctx->remote)) {
 		hca_resp_bad_rwqe(ctx, resp, ans);
 		return;
 	}
@@ -336,7 +255,7 @@ static void hca_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *req,
 			      SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 		return;
 	}
-	if (hca_sgl_get(resp->hca, resp->pdn, HCA_ACCESS_LOCAL_WRITE,
+	if (hca_sgl_get(resp->hca, hca_rq_pdn(resp), HCA_ACCESS_LOCAL_WRITE,
 			 &ctx->remote, len, &resp->eng->keys)) {
 		hca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
 		hca_resp_nak(ctx, resp, ans, SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR);
@@ -413,13 +332,13 @@ static void hca_resp_write(struct hca_exec_ctx *ctx, struct hca_qp *req,
 	}
 	if (recv) {
 		/* Checked before any byte is placed: an RNR retry redoes all. */
-		if (hca_rq_empty(resp)) {
+		if (hca_rq_is_empty(resp)) {
 			hca_sgl_put(&ctx->remote);
 			ans->kind = HCA_ANS_RNR;
 			return;
 		}
 		/* The WQE only supplies the completion; its list is unused. */
-		if (hca_rwqe_fetch(ctx, resp, NULL)) {
+		if (hca_rq_fetch(ctx, resp, NULL)) {
 			hca_sgl_put(&ctx->remote);
 			hca_resp_bad_rwqe(ctx, resp, ans);
 			return;
@@ -552,35 +471,4 @@ out:
 	/* A success CQE held back keeps the lock until hca_resp_done(). */
 	if (!ctx->resp_held)
 		mutex_unlock(&resp->eng->resp_lock);
-}
-
-/*
- * The QP is in ERR: complete every posted RQ WQE from rq_ci with
- * WR_FLUSH_ERR, one CQE each, at most @budget of them. Returns whether
- * some are left.
- */
-bool hca_rq_flush(struct hca_qp *qp, unsigned int budget)
-{
-	struct softhca_cqe cqe;
-	bool more = false;
-	u16 posted;
-
-	if (!qp->rq_wqe_cnt)
-		return false;
-	mutex_lock(&qp->eng->resp_lock);
-	/* Not if a RESET (which forgets the queues) came in between. */
-	if (READ_ONCE(qp->state) == HCA_QPS_ERR) {
-		posted = hca_rq_posted(qp);
-		while (qp->rq_ci != posted && budget--) {
-			hca_cqe_init_err(&cqe, qp->eng->resp_cnt,
-					  SOFTHCA_CQE_RESP_ERR, qp->qpn, 0,
-					  qp->rq_ci,
-					  SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR);
-			hca_cqe_write(qp->recv_cq, &cqe);
-			WRITE_ONCE(qp->rq_ci, qp->rq_ci + 1);
-		}
-		more = qp->rq_ci != posted;
-	}
-	mutex_unlock(&qp->eng->resp_lock);
-	return more;
 }

@@ -218,7 +218,7 @@ static void hca_ud_cqe(struct hca_exec_ctx *ctx, const struct hca_datagram *dg,
 		cqe.imm_inval_pkey = dg->imm;
 	cqe.byte_cnt = cpu_to_be32(byte_cnt);
 	cqe.sop_drop_qpn = cpu_to_be32(qp->qpn & SOFTHCA_24BIT_MASK);
-	cqe.wqe_counter = cpu_to_be16(qp->rq_ci);
+	cqe.wqe_counter = cpu_to_be16(hca_rq_wqe_counter(qp));
 	cqe.op_own = op->resp_cqe << SOFTHCA_CQE_OPCODE_SHIFT;
 	if (dg->solicited)
 		cqe.op_own |= SOFTHCA_CQE_SE;
@@ -264,8 +264,8 @@ static void hca_ud_take(struct hca_exec_ctx *ctx,
 		hca_count(e->resp_cnt, HCA_QCNT_RX_LEN_DROPS, 1);
 		return;
 	}
-	if (hca_sgl_get(qp->hca, qp->pdn, HCA_ACCESS_LOCAL_WRITE, dst, need,
-			&e->keys)) {
+	if (hca_sgl_get(qp->hca, hca_rq_pdn(qp), HCA_ACCESS_LOCAL_WRITE, dst,
+			need, &e->keys)) {
 		hca_ud_rq_fail(ctx, qp, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
 		return;
 	}

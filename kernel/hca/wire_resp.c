@@ -186,7 +186,7 @@ static void hca_wire_resp_cqe(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		cqe.imm_inval_pkey = cpu_to_be32(pkt->h.ieth_rkey);
 	cqe.byte_cnt = cpu_to_be32(byte_cnt);
 	cqe.sop_drop_qpn = cpu_to_be32(qp->qpn & SOFTHCA_24BIT_MASK);
-	cqe.wqe_counter = cpu_to_be16(qp->rq_ci);
+	cqe.wqe_counter = cpu_to_be16(hca_rq_wqe_counter(qp));
 	cqe.op_own = cqe_op << SOFTHCA_CQE_OPCODE_SHIFT;
 	if (pkt->h.flags & HCA_BTH_SE)
 		cqe.op_own |= SOFTHCA_CQE_SE;
@@ -254,7 +254,7 @@ static void hca_wire_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 				       HCA_NAK_INVALID_REQUEST);
 		return;
 	}
-	if (hca_sgl_get(qp->hca, qp->pdn, HCA_ACCESS_LOCAL_WRITE,
+	if (hca_sgl_get(qp->hca, hca_rq_pdn(qp), HCA_ACCESS_LOCAL_WRITE,
 			&ctx->remote, end, &qp->eng->keys)) {
 		hca_wire_resp_rwqe_err(ctx, qp, pkt,
 				       SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR,

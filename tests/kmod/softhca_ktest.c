@@ -14,7 +14,8 @@
  * kernel UD QPs (the WC's GRH, network header type, source MAC; an answer
  * through ib_init_ah_attr_from_wc()), a privileged Q_Key only its owner
  * sends with, multicast with and without IB_QP_CREATE_BLOCK_MULTICAST_
- * LOOPBACK. Every completion arrives through an ib_cqe done callback and
+ * LOOPBACK; a kernel SRQ shared by two RC QPs (post_srq_recv, the limit
+ * event, the WR each receive names). Every completion arrives through an ib_cqe done callback and
  * every field and byte is checked.
  *
  * Results: read-only parameters passed, failed and done (1 once the run
@@ -54,7 +55,7 @@ module_param(done, int, 0444);
 #define KT_UMEM		(8 * 1024)
 #define KT_MANY		256
 #define KT_BATCH	32
-#define KT_NWR		(2 * KT_MANY + 128)
+#define KT_NWR		(2 * KT_MANY + 192)
 
 /* One WR's completion; static so that a late callback finds it alive. */
 struct kt_wr {
@@ -1088,6 +1089,146 @@ static void kt_ud(struct kt_ctx *c)
 	kt_ud_teardown(c, &u);
 }
 
+/* ---- a kernel SRQ -------------------------------------------------------- */
+
+#define KT_SRQ_WR	15
+#define KT_SRQ_OFF	8192		/* receive buffers in B's memory */
+
+static DECLARE_COMPLETION(kt_srq_limit);
+
+static void kt_srq_event(struct ib_event *ev, void *ctx)
+{
+	if (ev->event == IB_EVENT_SRQ_LIMIT_REACHED)
+		complete(&kt_srq_limit);
+}
+
+static int kt_post_srq_recv(struct kt_ctx *c, struct ib_srq *srq, int i,
+			    struct kt_wr **wp)
+{
+	struct ib_sge sge = { .addr = c->dmab + KT_SRQ_OFF + i * 256,
+			      .length = 256, .lkey = c->pd->local_dma_lkey };
+	struct ib_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
+	struct kt_wr *w = kt_wr_new();
+
+	if (!w)
+		return -ENOMEM;
+	wr.wr_cqe = &w->cqe;
+	*wp = w;
+	return ib_post_srq_recv(srq, &wr, NULL);
+}
+
+/*
+ * Two RC QPs (C, D) on one kernel SRQ, fed by E and F: every receive names
+ * the QP it arrived on and its sender, and its buffer (the SRQ WR's) holds
+ * the sender's bytes; the SRQ holds KT_SRQ_WR WRs and not one more; the
+ * limit event; the SRQ is not destroyed while QPs use it.
+ */
+static void kt_srq_traffic(struct kt_ctx *c, struct ib_srq *srq,
+			   struct ib_qp **rq, struct ib_qp **sq)
+{
+	struct kt_wr *r[8], *s, *extra;
+	struct ib_srq_attr a = { .srq_limit = 5 };
+	int i, bad = 0;
+
+	for (i = 0; i < 8; i++)
+		if (kt_post_srq_recv(c, srq, i, &r[i]))
+			bad++;
+	KT_CHECK(!bad, "post_srq_recv");
+	KT_CHECK(!ib_modify_srq(srq, &a, IB_SRQ_LIMIT), "arm the limit");
+	for (i = 0; i < 8; i++) {
+		u8 *src = c->bufa + 4096 + i * 256;
+		struct ib_sge sge = { .addr = c->dmaa + 4096 + i * 256,
+				      .length = 100 + i,
+				      .lkey = c->pd->local_dma_lkey };
+		struct ib_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+					 .opcode = IB_WR_SEND,
+					 .send_flags = IB_SEND_SIGNALED };
+
+		kt_fill(src, 100 + i, 0x40 + i);
+		s = kt_wr_new();
+		wr.wr_cqe = &s->cqe;
+		KT_CHECK(!ib_post_send(sq[i & 1], &wr, NULL), "post_send");
+		kt_check_send(c, s, sq[i & 1], IB_WC_SEND);
+	}
+	for (i = 0; i < 8; i++) {
+		struct kt_wr *w = r[i];
+		int k;
+
+		if (!kt_wait(w)) {
+			KT_CHECK(0, "SRQ receive %d timed out", i);
+			continue;
+		}
+		/* WQEs are taken in posting order: message i took WR i. */
+		KT_CHECK(w->wc.status == IB_WC_SUCCESS, "status %d",
+			 w->wc.status);
+		KT_CHECK(w->wc.opcode == IB_WC_RECV, "opcode %d", w->wc.opcode);
+		KT_CHECK(w->wc.byte_len == 100 + i, "byte_len %u",
+			 w->wc.byte_len);
+		KT_CHECK(w->wc.qp == rq[i & 1], "qp of receive %d", i);
+		KT_CHECK(w->wc.src_qp == sq[i & 1]->qp_num, "src_qp %u",
+			 w->wc.src_qp);
+		for (k = 0; k < 100 + i; k++)
+			if (c->bufb[KT_SRQ_OFF + i * 256 + k] !=
+			    (u8)(0x40 + i + k * 7))
+				break;
+		KT_CHECK(k == 100 + i, "receive %d bytes differ at %d", i, k);
+	}
+	KT_CHECK(wait_for_completion_timeout(&kt_srq_limit, 5 * HZ),
+		 "SRQ_LIMIT_REACHED");
+	memset(&a, 0, sizeof(a));
+	KT_CHECK(!ib_query_srq(srq, &a) && a.srq_limit == 0 &&
+		 a.max_wr == KT_SRQ_WR, "query: limit %u max_wr %u",
+		 a.srq_limit, a.max_wr);
+	for (i = 0, bad = 0; i < KT_SRQ_WR; i++)
+		if (kt_post_srq_recv(c, srq, i & 7, &extra))
+			bad++;
+	KT_CHECK(!bad, "post %d", KT_SRQ_WR);
+	KT_CHECK(kt_post_srq_recv(c, srq, 0, &extra) == -ENOMEM,
+		 "one more than max_wr");
+}
+
+static void kt_srq(struct kt_ctx *c)
+{
+	struct ib_srq_init_attr sa = { .event_handler = kt_srq_event,
+		.attr = { .max_wr = KT_SRQ_WR, .max_sge = 1 } };
+	struct ib_qp *rq[2] = {}, *sq[2] = {};
+	struct ib_srq *srq;
+	int i, err = 0;
+
+	srq = ib_create_srq(c->pd, &sa);
+	if (IS_ERR(srq)) {
+		KT_CHECK(0, "create_srq: %ld", PTR_ERR(srq));
+		return;
+	}
+	for (i = 0; i < 2 && !err; i++) {
+		struct ib_qp_init_attr ia = {
+			.send_cq = c->cqb, .recv_cq = c->cqb, .srq = srq,
+			.cap = { .max_send_wr = 8, .max_send_sge = 1 },
+			.sq_sig_type = IB_SIGNAL_REQ_WR, .qp_type = IB_QPT_RC,
+		};
+
+		rq[i] = ib_create_qp(c->pd, &ia);
+		sq[i] = kt_qp(c, c->cqb, c->cqb);
+		if (IS_ERR(rq[i]) || IS_ERR(sq[i])) {
+			err = IS_ERR(rq[i]) ? PTR_ERR(rq[i]) : PTR_ERR(sq[i]);
+			break;
+		}
+		err = kt_connect(c, rq[i], sq[i]->qp_num);
+		if (!err)
+			err = kt_connect(c, sq[i], rq[i]->qp_num);
+	}
+	KT_CHECK(!err, "SRQ QPs: %d", err);
+	if (!err)
+		kt_srq_traffic(c, srq, rq, sq);
+	for (i = 0; i < 2; i++) {
+		if (!IS_ERR_OR_NULL(sq[i]))
+			ib_destroy_qp(sq[i]);
+		if (!IS_ERR_OR_NULL(rq[i]))
+			ib_destroy_qp(rq[i]);
+	}
+	KT_CHECK(!ib_destroy_srq_user(srq, NULL), "destroy_srq");
+}
+
 static int kt_setup_mr(struct kt_ctx *c)
 {
 	u8 *tmp;
@@ -1236,6 +1377,7 @@ static int __init kt_init(void)
 		kt_reset_cleans_cq(&c);
 		kt_cqe_checks(&c);
 		kt_ud(&c);
+		kt_srq(&c);
 	}
 	kt_teardown(&c);
 	ib_device_put(c.ibdev);

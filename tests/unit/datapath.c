@@ -997,7 +997,7 @@ static void clean_drops_one_qp(void)
 	put_cqe(f, 0, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_SEND, 1, 0);
 	put_cqe(f, 1, SOFTHCA_CQE_REQ, 0x456, SOFTHCA_OPCODE_SEND, 1, 0);
 	put_cqe(f, 2, SOFTHCA_CQE_REQ, QPN, SOFTHCA_OPCODE_SEND, 1, 0);
-	softhca_cq_clean_locked(f->cq, QPN);
+	softhca_cq_clean_locked(f->cq, QPN, NULL);
 	CHECK_EQ(f->cq->cons_index, 2);
 	CHECK_EQ(be32toh(f->cq_dbr.set_ci), 2);
 	CHECK_EQ(softhca_poll_cq(&f->cq->ibv_cq, 8, wc), 1);

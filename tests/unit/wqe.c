@@ -979,6 +979,69 @@ static void build_ud_refuses(void)
 	ring_free(&sq.ring);
 }
 
+static int srq_locks;
+
+static void srq_lock_count(struct softhca_srq_wrs *srq, int on)
+{
+	(void)srq;
+	srq_locks += on ? 1 : -1;
+}
+
+/*
+ * The SRQ free list (softhca-wqe.h): a ring of 4 holds 3 WRs, posts walk
+ * the list, a completion appends its WQE after the tail, a CQE naming a
+ * WQE not posted (or beyond the ring) retires nothing, the data segments
+ * follow the next segment with a sentinel.
+ */
+static void srq_free_list(void)
+{
+	_Alignas(16) uint8_t ring[4 * 64];
+	__u64 wrid[4], id = 0;
+	uint8_t posted[4];
+	struct softhca_srq_wrs q = { .wrid = wrid, .posted = posted,
+				     .buf = ring, .cnt = 4, .wqe_shift = 6,
+				     .lock = srq_lock_count };
+	struct softhca_sge sg = { .addr = 0x1000, .length = 64, .lkey = 7 };
+	struct softhca_wqe_data_seg *d;
+
+	memset(ring, 0xee, sizeof(ring));
+	softhca_srq_init(&q);
+	CHECK_EQ(q.head, 0);
+	CHECK_EQ(q.tail, 3);
+	for (uint32_t i = 0; i < 4; i++)
+		CHECK_EQ(softhca_srq_next(&q, i), (i + 1) & 3);
+	CHECK_EQ(softhca_srq_max_gs(64), 3);
+	CHECK_EQ(softhca_srq_post(&q, &sg, 4, 1), -EINVAL);
+	CHECK_EQ(softhca_srq_post(&q, &sg, 1, 10), 0);
+	CHECK_EQ(softhca_srq_post(&q, &sg, 1, 11), 0);
+	CHECK_EQ(softhca_srq_post(&q, &sg, 0, 12), 0);
+	CHECK_EQ(softhca_srq_post(&q, &sg, 1, 13), -ENOMEM);
+	CHECK_EQ(q.counter, 3);
+	CHECK_EQ(q.head, 3);
+	d = (struct softhca_wqe_data_seg *)(ring + 16);
+	CHECK_EQ(be32toh(d[0].lkey), 7);
+	CHECK_EQ(be64toh(d[0].addr), 0x1000);
+	CHECK_EQ(be32toh(d[1].lkey), SOFTHCA_INVALID_LKEY);
+	CHECK_EQ(be32toh(((struct softhca_wqe_data_seg *)(ring + 128 + 16))->lkey),
+		 SOFTHCA_INVALID_LKEY);
+	/* WQE 1 completes first: appended after the tail (3). */
+	CHECK_EQ(softhca_wrs_retire_srq(&q, 1, &id), 0);
+	CHECK_EQ(id, 11);
+	CHECK_EQ(q.tail, 1);
+	CHECK_EQ(softhca_srq_next(&q, 3), 1);
+	CHECK_EQ(softhca_wrs_retire_srq(&q, 1, &id), -1);
+	CHECK_EQ(softhca_wrs_retire_srq(&q, 4, &id), -1);
+	CHECK_EQ(srq_locks, 0);
+	/* Head 3 is free again to post; then 1; then full. */
+	CHECK_EQ(softhca_srq_post(&q, &sg, 1, 14), 0);
+	CHECK_EQ(q.head, 1);
+	CHECK_EQ(softhca_srq_post(&q, &sg, 1, 15), -ENOMEM);
+	CHECK_EQ(softhca_wrs_retire_srq(&q, 3, &id), 0);
+	CHECK_EQ(id, 14);
+	CHECK_EQ(softhca_srq_post(&q, &sg, 1, 16), 0);
+	CHECK_EQ(wrid[1], 16);
+}
+
 static const struct tap_test tests[] = {
 	{ "ctrl_segment_bytes", ctrl_segment_bytes },
 	{ "raddr_atomic_data_segment_bytes", raddr_atomic_data_segment_bytes },
@@ -1004,6 +1067,7 @@ static const struct tap_test tests[] = {
 	{ "build_ud_send_wraps", build_ud_send_wraps },
 	{ "build_ud_inline_and_empty", build_ud_inline_and_empty },
 	{ "build_ud_refuses", build_ud_refuses },
+	{ "srq_free_list", srq_free_list },
 };
 
 TAP_MAIN(tests)

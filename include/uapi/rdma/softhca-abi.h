@@ -139,6 +139,27 @@ struct softhca_create_qp_resp {
  * returns it here, as mlx5_ib_create_ah_resp; the provider builds the
  * address vector itself (softhca_set_av(), <rdma/softhca-wqe.h>).
  */
+struct softhca_create_srq_req {
+	__u32 comp_mask;
+	__u32 reserved;
+};
+
+/*
+ * The SRQ's mapping: the ring at offset 0 (wqe_cnt WQEs of 1 << wqe_shift
+ * bytes, its free list linked in ring order), the softhca_srq_dbr at
+ * dbr_offset. max_gs data segments per WQE after the next segment.
+ */
+struct softhca_create_srq_resp {
+	__u32 comp_mask;
+	__u32 srqn;
+	__u32 wqe_cnt;		/* power of two; wqe_cnt - 1 WRs fit */
+	__u32 wqe_shift;
+	__u32 max_gs;
+	__u32 dbr_offset;
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_size;
+};
+
 struct softhca_create_ah_resp {
 	__u32 response_length;	/* bytes the kernel filled in */
 	__u8 dmac[6];

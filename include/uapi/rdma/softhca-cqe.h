@@ -289,16 +289,18 @@ static inline void softhca_cqe_decode_ts(const struct softhca_cqe *cqe,
 /*
  * Decode @cqe, which the consumer owns (after its read barrier), into @wc
  * and retire its WR (seed-map.md §5.4). @sq and @rq are the WR records of the
- * CQE's QP's queues that complete on this CQ, NULL for one that does not.
+ * CQE's QP's queues that complete on this CQ, NULL for one that does not;
+ * @srq the QP's SRQ (its receives then complete there, by WQE index).
  * Returns 0, or -1 when no outstanding WR matches: the caller drops the
  * CQE (consumes it, returns nothing), which would otherwise block the CQ
  * for good or move a queue's tail over WRs still posted. For an error CQE
  * the opcode is a best effort and byte_len 0 (ibv_poll_cq(3)).
  */
-static inline int softhca_cqe_decode(const struct softhca_cqe *cqe,
-				     struct softhca_wq_wrs *sq,
-				     struct softhca_wq_wrs *rq,
-				     struct softhca_wc *wc)
+static inline int softhca_cqe_decode_srq(const struct softhca_cqe *cqe,
+					 struct softhca_wq_wrs *sq,
+					 struct softhca_wq_wrs *rq,
+					 struct softhca_srq_wrs *srq,
+					 struct softhca_wc *wc)
 {
 	const struct softhca_cqe_kind *k = softhca_cqe_kind(cqe);
 	const struct softhca_opcode_info *op;
@@ -325,7 +327,10 @@ static inline int softhca_cqe_decode(const struct softhca_cqe *cqe,
 		if (!k->error)
 			softhca_cqe_decode_req(cqe, op, wc);
 	} else if (k->wq == SOFTHCA_CQE_WQ_RQ) {
-		if (softhca_wrs_retire_rq(rq, &wc->wr_id))
+		if (srq ? softhca_wrs_retire_srq(srq,
+						 softhca_cqe_wqe_counter(cqe),
+						 &wc->wr_id) :
+			  softhca_wrs_retire_rq(rq, &wc->wr_id))
 			return -1;
 		wc->opcode = k->wc_opcode;
 		if (!k->error)
@@ -339,6 +344,15 @@ static inline int softhca_cqe_decode(const struct softhca_cqe *cqe,
 	}
 	softhca_cqe_decode_ts(cqe, k, wc);
 	return 0;
+}
+
+/* A QP without an SRQ. */
+static inline int softhca_cqe_decode(const struct softhca_cqe *cqe,
+				     struct softhca_wq_wrs *sq,
+				     struct softhca_wq_wrs *rq,
+				     struct softhca_wc *wc)
+{
+	return softhca_cqe_decode_srq(cqe, sq, rq, NULL, wc);
 }
 
 #endif /* SOFTHCA_CQE_H */

@@ -191,6 +191,21 @@ struct softhca_rwqe_sig {
 	__u8	rsvd5[11];		/* 5 */
 };
 
+/*
+ * SRQ WQE (mlx5_wqe_srq_next_seg + data segments): a 16-byte next segment,
+ * then data segments up to the sentinel or the end of the stride (a power
+ * of two >= 32 bytes). The free WQEs form a list through next_wqe_index,
+ * which the provider keeps; the HCA takes WQEs from its own head, starting
+ * at WQE 0, following next_wqe_index of each WQE it takes, as many as the
+ * SRQ doorbell record's counter says were posted (queue-formats.md).
+ */
+struct softhca_srq_next_seg {
+	__u8	rsvd0[2];		/* 0 */
+	__be16	next_wqe_index;		/* 2 */
+	__u8	signature;		/* 4: not checked */
+	__u8	rsvd5[11];		/* 5 */
+};
+
 /* ------------------------------------------------------------------------
  * Completion queue entry, 64 bytes (mlx5 cqe64). The HCA writes it, last
  * op_own (after a write barrier); the provider reads op_own first.
@@ -323,11 +338,14 @@ struct softhca_cqe {
 #define SOFTHCA_EVENT_TYPE_WQ_INVAL_REQ_ERROR	0x10	/* data.qp.qpn */
 #define SOFTHCA_EVENT_TYPE_WQ_ACCESS_ERROR	0x11	/* data.qp.qpn */
 #define SOFTHCA_EVENT_TYPE_LAST_WQE_REACHED	0x13	/* data.qp.qpn */
+#define SOFTHCA_EVENT_TYPE_SRQ_CATAS_ERROR	0x12	/* data.qp.qpn: SRQN */
+#define SOFTHCA_EVENT_TYPE_SRQ_RQ_LIMIT		0x14	/* data.qp.qpn: SRQN */
 
 /* data.qp.type */
 #define SOFTHCA_EVENT_QUEUE_TYPE_QP	0
 #define SOFTHCA_EVENT_QUEUE_TYPE_RQ	1
 #define SOFTHCA_EVENT_QUEUE_TYPE_SQ	2
+#define SOFTHCA_EVENT_QUEUE_TYPE_SRQ	3	/* data.qp.qpn is an SRQN */
 
 /* CQ_ERROR syndromes */
 #define SOFTHCA_CQ_ERROR_SYNDROME_OVERRUN	0x01
@@ -388,6 +406,15 @@ struct softhca_eqe {
 struct softhca_qp_dbr {
 	__be32	rcv_counter;		/* 0 */
 	__be32	snd_counter;		/* 4 */
+};
+
+/*
+ * Per SRQ: counter = WQEs posted & 0xffff (free-running), the low half of
+ * a big-endian word as a QP's rcv_counter.
+ */
+struct softhca_srq_dbr {
+	__be32	counter;		/* 0 */
+	__be32	rsvd;			/* 4 */
 };
 
 /* Per CQ: set_ci = consumer index & 0xffffff; arm = the last arm word. */

@@ -623,4 +623,120 @@ static inline int softhca_set_recv_wqe(void *wqe, __u32 stride, int sign,
 	return (int)n;
 }
 
+/* ---- shared receive queues (queue-formats.md "SRQ WQE") ------------------ */
+
+/*
+ * The poster's view of an SRQ (mlx5's free list, kept the same way by the
+ * provider and by kverbs): @head is the next free WQE to post, @tail the
+ * last free one, the end of the list, which is never posted (so an SRQ of
+ * cnt WQEs holds cnt - 1). Posting takes the head and follows its
+ * next_wqe_index; a completion's WQE is appended after the tail. The HCA
+ * takes posted WQEs in the same order from its own head, so nothing but
+ * the tail's next_wqe_index is ever written while the HCA may read it,
+ * and the tail is never a WQE the HCA may take. @posted marks the WQEs
+ * the HCA may complete: a CQE naming any other is dropped. @lock (the
+ * side's lock, on or off) serialises the retiring decoder with posters.
+ */
+struct softhca_srq_wrs {
+	__u64 *wrid;			/* per WQE: the WR's wr_id */
+	__u8 *posted;			/* per WQE: 1 from post to completion */
+	void *buf;			/* the ring */
+	__u32 cnt;			/* WQEs, a power of two >= 2 */
+	__u32 wqe_shift;		/* log2 of the stride */
+	__u32 head;
+	__u32 tail;
+	__u32 counter;			/* WQEs posted (the DBR counter) */
+	void (*lock)(struct softhca_srq_wrs *srq, int on);
+};
+
+static inline struct softhca_srq_next_seg *
+softhca_srq_wqe(const struct softhca_srq_wrs *srq, __u32 idx)
+{
+	return (struct softhca_srq_next_seg *)((char *)srq->buf +
+					       ((__u64)idx << srq->wqe_shift));
+}
+
+static inline __u32 softhca_srq_next(const struct softhca_srq_wrs *srq,
+				     __u32 idx)
+{
+	return __be16_to_cpu(softhca_srq_wqe(srq, idx)->next_wqe_index) &
+	       (srq->cnt - 1);
+}
+
+/*
+ * A new SRQ: every WQE free, in ring order; head 0, tail cnt - 1 (the
+ * kernel links a new ring so, without records; the poster again).
+ */
+static inline void softhca_srq_init(struct softhca_srq_wrs *srq)
+{
+	__u32 i;
+
+	for (i = 0; i < srq->cnt; i++) {
+		softhca_srq_wqe(srq, i)->next_wqe_index =
+			__cpu_to_be16((__u16)((i + 1) & (srq->cnt - 1)));
+		if (srq->posted)
+			srq->posted[i] = 0;
+	}
+	srq->head = 0;
+	srq->tail = srq->cnt - 1;
+	srq->counter = 0;
+}
+
+/* Data segments after the next segment: the receive builder's. */
+static inline __u32 softhca_srq_max_gs(__u32 stride)
+{
+	return softhca_recv_max_gs(stride - sizeof(struct softhca_srq_next_seg),
+				   0);
+}
+
+/*
+ * Post one WR at the head (under the poster's lock): -ENOMEM when only the
+ * tail is free, -EINVAL for too many SGEs. The caller writes the counter
+ * to the doorbell record after a barrier, once per batch.
+ */
+static inline int softhca_srq_post(struct softhca_srq_wrs *srq,
+				   const struct softhca_sge *sg,
+				   __u32 num_sge, __u64 wr_id)
+{
+	__u32 stride = 1U << srq->wqe_shift, idx = srq->head;
+	__u32 hdr = sizeof(struct softhca_srq_next_seg);
+
+	if (idx == srq->tail)
+		return -ENOMEM;
+	if (num_sge > softhca_srq_max_gs(stride))
+		return -EINVAL;
+	softhca_set_recv_wqe((char *)softhca_srq_wqe(srq, idx) + hdr,
+			     stride - hdr, 0, sg, num_sge, 0, 0);
+	srq->wrid[idx] = wr_id;
+	srq->posted[idx] = 1;
+	srq->head = softhca_srq_next(srq, idx);
+	srq->counter++;
+	return 0;
+}
+
+/*
+ * The WR an SRQ's receive CQE completes: WQE @wqe_counter, if it is
+ * posted. Its WQE goes back to the free list, after the tail.
+ */
+static inline int softhca_wrs_retire_srq(struct softhca_srq_wrs *srq,
+					 __u16 wqe_counter, __u64 *wr_id)
+{
+	__u32 idx = wqe_counter;
+	int ret = -1;
+
+	if (idx >= srq->cnt)
+		return -1;
+	srq->lock(srq, 1);
+	if (srq->posted[idx]) {
+		*wr_id = srq->wrid[idx];
+		srq->posted[idx] = 0;
+		softhca_srq_wqe(srq, srq->tail)->next_wqe_index =
+			__cpu_to_be16((__u16)idx);
+		srq->tail = idx;
+		ret = 0;
+	}
+	srq->lock(srq, 0);
+	return ret;
+}
+
 #endif /* SOFTHCA_WQE_H */
