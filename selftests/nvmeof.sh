@@ -75,6 +75,7 @@ PY
 # file needs a writable directory), JSON output checked by fio_ok.
 run_fio() {
 	local label=$1 dev=$2 rmin=$3 wmin=$4 rc=0; shift 4
+	rm -f "$out/fio.sum"
 	(cd "$out" && timeout 60 fio --name=j --filename="$dev" --direct=1 \
 		--ioengine=libaio --output-format=json --output="$out/fio.json" \
 		"$@") >"$out/fio.err" 2>&1 || rc=$?
