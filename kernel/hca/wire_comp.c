@@ -298,8 +298,10 @@ static void hca_wire_comp_read(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	hca_count(qp->eng->req_cnt, HCA_QCNT_RX_BYTES, want);
 	f->acked++;
 	hca_wire_comp_progress(qp, progress);
-	if (f->acked == f->npkts)
-		hca_wire_comp_done(ctx, qp, progress);
+	if (f->acked < f->npkts)
+		return;
+	wq->req.rd_hold_until = 0;	/* the next READ may ask at once */
+	hca_wire_comp_done(ctx, qp, progress);
 }
 
 static void hca_wire_comp_atomic(struct hca_exec_ctx *ctx, struct hca_qp *qp,
@@ -325,6 +327,32 @@ static void hca_wire_comp_atomic(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	hca_wire_comp_done(ctx, qp, progress);
 }
 
+/*
+ * A response past @una: the one at @una was lost or overtaken. A READ is
+ * asked again from @una, but then not again for an eighth of the ACK
+ * timeout: each ask brings the whole rest of the READ, and reordering
+ * that opened a gap per packet would otherwise ask for it per packet,
+ * a storm that loses the very response awaited (netem reorder, 448 KiB).
+ * A gap inside the hold waits for the answer to the last ask, or the
+ * timeout.
+ */
+static void hca_wire_comp_gap(struct hca_qp *qp, u32 una)
+{
+	struct hca_wire_req *r = &qp->eng->wire->req;
+	u64 now;
+
+	if (hca_wire_head(r)->opcode != SOFTHCA_OPCODE_RDMA_READ) {
+		hca_wire_comp_implied_nak(qp, una);
+		return;
+	}
+	now = ktime_get_ns();
+	if (now < r->rd_hold_until)
+		return;
+	r->rd_hold_until = now + min_t(u64, HCA_WIRE_RD_HOLD_MAX_NS,
+			hca_wire_timeout_ns(hca_path_get(qp)) / 8);
+	hca_wire_comp_implied_nak(qp, una);
+}
+
 static void hca_wire_comp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 				 const struct hca_wire_rsp_cb *cb,
 				 const u8 *payload, u16 posted, bool *progress)
@@ -348,7 +376,7 @@ static void hca_wire_comp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	una = hca_psn_add(r->fl[r->head].psn, r->fl[r->head].acked);
 	d = hca_psn_diff(cb->psn, una);
 	if (d > 0)
-		hca_wire_comp_implied_nak(qp, una);
+		hca_wire_comp_gap(qp, una);
 	if (d)
 		return;
 	if (op->flags & HCA_WF_ATOMIC)

@@ -23,6 +23,7 @@
 #define HCA_WIRE_ACKREQ_EVERY	32	/* packets between ACK requests */
 #define HCA_WIRE_RSP_QLEN	1024	/* responses queued for the executor */
 #define HCA_WIRE_ATOMIC_REPLAY	16	/* atomic results kept for duplicates */
+#define HCA_WIRE_RD_HOLD_MAX_NS	(16 * NSEC_PER_MSEC) /* see comp_gap */
 
 static inline s32 hca_psn_diff(u32 a, u32 b)
 {
@@ -60,6 +61,7 @@ struct hca_wire_req {
 	u32 rewound;			/* PSN of the last go-back-N, until progress */
 	bool rewind_pending;		/* @rewound is set */
 	bool probe;			/* after a timeout: one packet, then wait */
+	u64 rd_hold_until;		/* no READ re-ask on a gap before this */
 	struct hca_wire_flight fl[HCA_WIRE_FLIGHTS];
 };
 
@@ -149,6 +151,7 @@ static inline struct hca_wire_flight *hca_wire_fl(struct hca_wire_req *r,
 	return &r->fl[(r->head + i) & (HCA_WIRE_FLIGHTS - 1)];
 }
 /* Restart (or stop) the local ACK timer after progress. */
+u64 hca_wire_timeout_ns(const struct hca_path *p);
 void hca_wire_req_timer(struct hca_qp *qp);
 
 /* wire_resp.c: answers (ACK, NAK) to the peer. */

@@ -324,7 +324,7 @@ static bool hca_wire_req_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	return false;
 }
 
-static u64 hca_wire_timeout_ns(const struct hca_path *p)
+u64 hca_wire_timeout_ns(const struct hca_path *p)
 {
 	return p->timeout ? 4096ULL << min_t(u8, p->timeout, 31) :
 			    HCA_WIRE_INFINITE_RETRY_NS;
