@@ -33,7 +33,7 @@
 /*
  * What one QP type is to the driver: the model's service type and
  * transport, the segment every send WQE has between ctrl and its data
- * (RC: a remote address, UD: the datagram segment), whether its WQEs may
+ * (RC, UC: a remote address, UD: the datagram segment), whether its WQEs may
  * be atomics, the creation flags it takes, and whether only the kernel
  * may create it (the GSI QP: ib_mad's, one per port).
  */
@@ -51,6 +51,8 @@ struct shca_qp_kind {
 static const struct shca_qp_kind shca_qp_kinds[] = {
 	{ .type = IB_QPT_RC, .st = HCA_QP_ST_RC, .tp = SOFTHCA_TP_RC,
 	  .hdr = SHCA_WQE_RADDR_SIZE, .atomics = true },
+	{ .type = IB_QPT_UC, .st = HCA_QP_ST_UC, .tp = SOFTHCA_TP_UC,
+	  .hdr = SHCA_WQE_RADDR_SIZE },
 	{ .type = IB_QPT_UD, .st = HCA_QP_ST_UD, .tp = SOFTHCA_TP_UD,
 	  .hdr = SHCA_WQE_AV_SIZE, .port_mtu = true,
 	  .create_flags = IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK },

@@ -179,6 +179,28 @@ static void qp_free_sw(struct softhca_qp *qp)
 	free(qp);
 }
 
+/* The transport (SOFTHCA_TP_*) of a QP type the provider creates. */
+static uint32_t qp_tp(enum ibv_qp_type type)
+{
+	return type == IBV_QPT_UD ? SOFTHCA_TP_UD :
+	       type == IBV_QPT_UC ? SOFTHCA_TP_UC : SOFTHCA_TP_RC;
+}
+
+/* The send ops a QP of @type offers, or 0 for a type we do not create. */
+static uint64_t qp_send_ops(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_RC:
+		return SOFTHCA_SEND_OPS_FLAGS;
+	case IBV_QPT_UC:
+		return SOFTHCA_UC_SEND_OPS_FLAGS;
+	case IBV_QPT_UD:
+		return SOFTHCA_UD_SEND_OPS_FLAGS;
+	default:
+		return 0;
+	}
+}
+
 static int qp_map(struct softhca_context *ctx, struct softhca_qp *qp,
 		  const struct softhca_create_qp_resp *r,
 		  const struct ibv_qp_cap *cap)
@@ -203,8 +225,7 @@ static int qp_map(struct softhca_context *ctx, struct softhca_qp *qp,
 	qp->sq.fmt.max_wqebbs = r->sq_max_wqebbs;
 	qp->sq.fmt.max_inline = r->max_inline_data;
 	qp->sq.fmt.sign = qp->wqe_sig;
-	qp->sq.fmt.tp = qp->vqp.qp.qp_type == IBV_QPT_UD ? SOFTHCA_TP_UD :
-							  SOFTHCA_TP_RC;
+	qp->sq.fmt.tp = qp_tp(qp->vqp.qp.qp_type);
 	qp->sq.fmt.pdn = to_spd(qp->vqp.qp.pd)->pdn;
 	qp->sq.wqebb_cnt = r->sq_wqebb_cnt;
 	qp->sq.max_post = r->sq_max_post;
@@ -239,8 +260,7 @@ static void pd_hold(struct ibv_pd *ibpd, int n)
 static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 				struct ibv_qp_init_attr_ex *attr)
 {
-	uint64_t ops = attr->qp_type == IBV_QPT_UD ? SOFTHCA_UD_SEND_OPS_FLAGS :
-						     SOFTHCA_SEND_OPS_FLAGS;
+	uint64_t ops = qp_send_ops(attr->qp_type);
 	struct softhca_context *ctx = to_sctx(ibctx);
 	struct softhca_create_qp_resp_buf resp;
 	struct softhca_create_qp_cmd cmd;
@@ -249,7 +269,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 	int ret;
 
 	/* An SRQ of ours is a basic one (we offer no create_srq_ex). */
-	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) ||
+	if (!ops ||
 	    (attr->comp_mask &
 	     ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
 	    !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||

@@ -480,7 +480,7 @@ int softhca_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
 int softhca_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
 			 uint16_t lid);
 
-/* wr.c: IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, of RC and of UD QPs. */
+/* wr.c: IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, of RC, UD and UC QPs. */
 #define SOFTHCA_SEND_OPS_FLAGS						\
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
 	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |		\
@@ -489,6 +489,11 @@ int softhca_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
 	 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_BIND_MW)
 #define SOFTHCA_UD_SEND_OPS_FLAGS					\
 	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+/* UC: no READ, no atomics, no SEND_WITH_INV (the opcode table's uc column). */
+#define SOFTHCA_UC_SEND_OPS_FLAGS					\
+	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
+	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |		\
+	 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
 int softhca_wr_api_init(struct softhca_qp *qp);
 void softhca_wr_api_free(struct softhca_qp *qp);
 

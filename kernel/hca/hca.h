@@ -325,6 +325,7 @@ enum hca_qp_state {
  */
 enum hca_qp_st {
 	HCA_QP_ST_RC = 0x0,
+	HCA_QP_ST_UC = 0x1,
 	HCA_QP_ST_UD = 0x2,
 	HCA_QP_ST_GSI = 0x8,		/* QP1: one per HCA, HCA_QP_PRIVILEGED */
 	HCA_QP_ST_CNT,
@@ -547,10 +548,12 @@ enum hca_q_counter {
 	HCA_QCNT_CQE_REM_OP_ERR,
 	HCA_QCNT_CQE_RETRY_EXC_ERR,
 	HCA_QCNT_CQE_RNR_RETRY_EXC_ERR,
-	/* Datagrams a receiving QP dropped (UD: no error, no RNR). */
+	/* Messages a receiving QP dropped (UD, UC: no error, no RNR). */
 	HCA_QCNT_OUT_OF_BUFFER,		/* no receive WQE (mlx5's out_of_buffer) */
 	HCA_QCNT_RX_QKEY_DROPS,		/* a Q_Key that is not the QP's */
 	HCA_QCNT_RX_LEN_DROPS,		/* longer than the receive WQE */
+	/* UC: a WRITE the QP's access or the rkey does not grant, dropped */
+	HCA_QCNT_RX_ACCESS_DROPS,
 	/* RC on the wire: NAKs by kind (sent: responder, received: requester). */
 	HCA_QCNT_SEQ_NAKS_SENT,		/* PSN sequence error */
 	HCA_QCNT_SEQ_NAKS_RCVD,

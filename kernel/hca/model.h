@@ -516,7 +516,7 @@ int hca_cmd_arm_rq(struct hca *hca, const void *inbox, void *outbox);
  * What one QP service type is: a row of qp_ctx.c's hca_qp_types[], by
  * enum hca_qp_st. The transport its send queue runs (SOFTHCA_TP_*: which
  * opcodes it posts, by the opcode table, and which engine stage executes
- * them: requester.c for RC, ud.c for datagrams), the attributes MODIFY_QP
+ * them: requester.c for RC and UC, ud.c for datagrams), the attributes MODIFY_QP
  * may set, the state a send queue error leaves it in, and for a special
  * QP (GSI) its fixed QPN and that only the kernel creates it.
  */
@@ -527,6 +527,12 @@ struct hca_qp_type {
 	bool privileged;		/* needs HCA_QP_PRIVILEGED */
 	bool mcast;			/* may join multicast groups */
 	bool sends_rung_at_destroy;	/* DESTROY_QP sends what rang first */
+	/*
+	 * No acknowledgements (UC): the requester completes a message once
+	 * it is sent; a responder that cannot take it drops it silently
+	 * (IBA 9.9.3 class D) and the requester never hears.
+	 */
+	bool unreliable;
 	u32 qpn;			/* its one QPN, or 0: allocated */
 	u32 attrs;			/* HCA_QP_ATTR_* it has */
 };

@@ -15,6 +15,7 @@
 #include <linux/string.h>
 
 #include "engine.h"
+#include "wire.h"
 
 #define HCA_QPN_GSI		1
 #define HCA_QPN_MIN		2
@@ -28,8 +29,9 @@
 				 HCA_QP_ATTR_SQD_NOTIFY | HCA_QP_ATTR_SQ_PSN)
 
 /*
- * The QP types (model.h): a connected QP has a path, a peer and the
- * reliability attributes; a datagram QP a Q_Key and the path MTU of its
+ * The QP types (model.h): a connected QP has a path and a peer, and if it
+ * is reliable (RC, not UC) the retry and RDMA READ/atomic attributes; a
+ * datagram QP a Q_Key and the path MTU of its
  * port, which the driver gives it. The GSI QP is a datagram QP at QPN 1
  * that sends and receives the MADs (IBA 13.5.1); it joins no group.
  */
@@ -43,6 +45,13 @@ static const struct hca_qp_type hca_qp_types[HCA_QP_ST_CNT] = {
 			 HCA_QP_ATTR_RETRY_CNT | HCA_QP_ATTR_TIMEOUT |
 			 HCA_QP_ATTR_MAX_RD_ATOMIC |
 			 HCA_QP_ATTR_MAX_DEST_RD_ATOMIC,
+	},
+	[HCA_QP_ST_UC] = {
+		.name = "UC", .tp = SOFTHCA_TP_UC, .sq_err_state = HCA_QPS_ERR,
+		.unreliable = true,
+		.attrs = HCA_QP_ATTR_COMMON | HCA_QP_ATTR_ACCESS |
+			 HCA_QP_ATTR_PATH | HCA_QP_ATTR_PATH_MTU |
+			 HCA_QP_ATTR_DEST_QPN | HCA_QP_ATTR_RQ_PSN,
 	},
 	[HCA_QP_ST_UD] = {
 		.name = "UD", .tp = SOFTHCA_TP_UD, .sq_err_state = HCA_QPS_SQE,
@@ -429,10 +438,10 @@ static bool hca_qp_attrs_valid(struct hca *hca,
 }
 
 /*
- * What the QP's type allows: only its attributes (-EINVAL), and a
- * privileged Q_Key only for a privileged QP (-EPERM): the WQE path uses
- * the QP's own Q_Key for any with bit 31 set, so a user QP never sends
- * one (ud.c).
+ * What the QP's type allows: only its attributes (-EINVAL), a privileged
+ * Q_Key only for a privileged QP (-EPERM): the WQE path uses the QP's own
+ * Q_Key for any with bit 31 set, so a user QP never sends one (ud.c); and
+ * a UC path only to a device of this host (-EOPNOTSUPP).
  */
 static int hca_qp_attrs_allowed(const struct hca_qp *qp,
 				const struct hca_cmd_modify_qp_in *in)
@@ -445,6 +454,10 @@ static int hca_qp_attrs_allowed(const struct hca_qp *qp,
 	    (in->attrs.qkey & SOFTHCA_QKEY_PRIVILEGED) &&
 	    !(qp->flags & HCA_QP_PRIVILEGED))
 		return -EPERM;
+	/* UC has no packets yet: a peer off this host is refused. */
+	if (qp->type->unreliable && (in->attr_mask & HCA_QP_ATTR_PATH) &&
+	    hca_wire_needed(in->attrs.dgid))
+		return -EOPNOTSUPP;
 	return 0;
 }
 

@@ -4,7 +4,8 @@
  * QP's sq_ci: copy it out of the SQ ring once (following the ring wrap),
  * validate only the copy, take the local MKeys, hand the request to the
  * responder QP on the local fabric and complete it (CQE), wait for a retry
- * (RNR NAK, no answer) or fail it (error CQE, QP to ERR). The data
+ * (RNR NAK, no answer) or fail it (error CQE, QP to ERR); a UC request
+ * completes once sent, answered or not. The data
  * moves in the responder (responder.c), for both directions. A datagram
  * QP's WQE goes, after the copy, to the datagram transport (ud.c), which
  * uses the parsing and completion steps here.
@@ -156,7 +157,7 @@ static int hca_wqe_parse(struct hca_qp *qp, struct hca_wqe *w,
 	const struct softhca_wqe_raddr_seg *r;
 	u32 seg = 1, max_sge;
 
-	op = softhca_opcode_on(w->opcode, SOFTHCA_TP_RC);
+	op = softhca_opcode_on(w->opcode, qp->type->tp);
 	w->op = op;
 	if (!op)
 		return -EINVAL;
@@ -461,8 +462,8 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		return HCA_STEP_WAIT;
 
 	err = hca_wqe_fetch(ctx, qp, posted);
-	/* The one test of the transport on the RC path. */
-	if (unlikely(qp->type->tp != SOFTHCA_TP_RC))
+	/* The one test of the transport on the RC (and UC) path. */
+	if (unlikely(qp->type->tp == SOFTHCA_TP_UD))
 		return hca_ud_step(ctx, qp, err);
 	if (!err)
 		err = hca_wqe_parse(qp, w, ctx->wqe_buf);
@@ -515,6 +516,9 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	if (resp)
 		hca_resp_handle(ctx, qp, resp, &ans);
 	hca_sgl_put(&w->local);
+	/* UC: sent is done; whatever became of the message, nobody says. */
+	if (unlikely(qp->type->unreliable))
+		ans.kind = HCA_ANS_ACK;
 
 	if (ans.kind == HCA_ANS_ACK) {
 		/* The response of a READ or an atomic brought the data. */

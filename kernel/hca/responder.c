@@ -5,7 +5,9 @@
  * remote access rights and rkeys against its own PD, takes a receive WQE
  * (from its RQ or SRQ: rq_src.c) for SEND, SEND_IMM and WRITE_IMM, places or fetches the data and writes the
  * responder CQE. It answers ACK, RNR NAK, NAK (an error for the requester)
- * or nothing (the requester times out).
+ * or nothing (the requester times out). A UC QP answers nothing that its
+ * requester would act on: a message it cannot take (no receive WQE, too
+ * long, an rkey that does not grant the WRITE) is dropped and counted.
  *
  * Runs under the responder QP's resp_lock, called by the requester's
  * executor (which holds the requester's exec_lock). The data moves here,
@@ -148,6 +150,11 @@ static void hca_resp_nak_rdma(struct hca_exec_ctx *ctx,
 		  SOFTHCA_EVENT_TYPE_WQ_ACCESS_ERROR :
 		  SOFTHCA_EVENT_TYPE_WQ_INVAL_REQ_ERROR;
 
+	/* UC: the WRITE is dropped, the QP goes on (IBA class D). */
+	if (resp->type->unreliable) {
+		hca_count(resp->eng->resp_cnt, HCA_QCNT_RX_ACCESS_DROPS, 1);
+		return;
+	}
 	if (hca_resp_nak(ctx, resp, ans, syndrome))
 		hca_eq_qp_event(resp->hca, type, resp->qpn,
 				 SOFTHCA_EVENT_QUEUE_TYPE_QP);
@@ -250,6 +257,11 @@ static void hca_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *req,
 		return;
 	}
 	if (len > ctx->remote.len) {
+		/* UC: dropped, the WQE left for the next message. */
+		if (resp->type->unreliable) {
+			hca_count(resp->eng->resp_cnt, HCA_QCNT_RX_LEN_DROPS, 1);
+			return;
+		}
 		hca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR);
 		hca_resp_nak(ctx, resp, ans,
 			      SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
@@ -423,8 +435,13 @@ void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,
 
 	a = hca_resp_attrs_get(resp);
 	state = READ_ONCE(resp->state);
-	/* A QP that cannot receive, or is connected elsewhere, drops it. */
-	if (!hca_qp_state_receives(state) || a->dest_qpn != req->qpn)
+	/*
+	 * A QP that cannot receive, is connected elsewhere or is of another
+	 * type (an RC request at a UC QP: opcodes it has no packets for)
+	 * drops it.
+	 */
+	if (!hca_qp_state_receives(state) || a->dest_qpn != req->qpn ||
+	    resp->type != req->type)
 		goto out;
 	hca_count(cnt, HCA_QCNT_RX_REQUESTS, 1);
 	/*
@@ -458,7 +475,11 @@ void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,
 			hca_resp_atomic(ctx, resp, a->access_flags, ans);
 		break;
 	}
-	if (ans->kind == HCA_ANS_RNR) {
+	if (ans->kind == HCA_ANS_RNR && resp->type->unreliable) {
+		/* UC: no RNR NAK, the message is lost (mlx5 out_of_buffer). */
+		ans->kind = HCA_ANS_NONE;
+		hca_count(cnt, HCA_QCNT_OUT_OF_BUFFER, 1);
+	} else if (ans->kind == HCA_ANS_RNR) {
 		ans->rnr_timer = a->min_rnr_timer;
 		hca_count(cnt, HCA_QCNT_RNR_NAKS_SENT, 1);
 	} else if (ans->kind == HCA_ANS_ACK) {

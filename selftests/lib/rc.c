@@ -45,6 +45,7 @@ void rc_cfg_default(struct rc_cfg *c, enum rc_topo topo)
 {
 	memset(c, 0, sizeof(*c));
 	c->topo = topo;
+	c->qp_type = IBV_QPT_RC;
 	c->max_send_wr = 64;
 	c->max_recv_wr = 64;
 	c->max_send_sge = 4;
@@ -234,7 +235,7 @@ static int end_create(struct rc_pair *p, int i)
 			    c->mr_access, e->dev);
 	ia.send_cq = e->scq;
 	ia.recv_cq = e->rcq;
-	ia.qp_type = IBV_QPT_RC;
+	ia.qp_type = rc_cfg_uc(c) ? IBV_QPT_UC : IBV_QPT_RC;
 	ia.sq_sig_all = c->sq_sig_all;
 	ia.cap.max_send_wr = c->max_send_wr;
 	ia.cap.max_recv_wr = c->max_recv_wr;
@@ -243,8 +244,8 @@ static int end_create(struct rc_pair *p, int i)
 	ia.cap.max_inline_data = c->max_inline_data;
 	e->qp = ibv_create_qp(e->pd, &ia);
 	if (!e->qp)
-		return fail(errno, "create RC QP (wr %u/%u sge %u/%u inline %u) on %s",
-			    c->max_send_wr, c->max_recv_wr, c->max_send_sge,
+		return fail(errno, "create %s QP (wr %u/%u sge %u/%u inline %u) on %s",
+			    rc_cfg_uc(c) ? "UC" : "RC", c->max_send_wr, c->max_recv_wr, c->max_send_sge,
 			    c->max_recv_sge, c->max_inline_data, e->dev);
 	e->cap = ia.cap;
 	return 0;
@@ -304,7 +305,10 @@ void rc_rtr_attr(const struct rc_pair *p, int i, struct ibv_qp_attr *a, int *mas
 	a->ah_attr.grh.hop_limit = 64;
 	a->ah_attr.port_num = 1;
 	*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-		IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		IBV_QP_RQ_PSN;
+	/* UC has no responder resources and no RNR NAK. */
+	if (!rc_cfg_uc(c))
+		*mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 }
 
 void rc_rts_attr(const struct rc_pair *p, int i, struct ibv_qp_attr *a, int *mask)
@@ -318,8 +322,11 @@ void rc_rts_attr(const struct rc_pair *p, int i, struct ibv_qp_attr *a, int *mas
 	a->retry_cnt = c->retry_cnt[i];
 	a->rnr_retry = c->rnr_retry[i];
 	a->max_rd_atomic = c->max_rd_atomic[i];
-	*mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-		IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+	*mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	/* UC has no acknowledgements to wait for, retry or read with. */
+	if (!rc_cfg_uc(c))
+		*mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			 IBV_QP_MAX_QP_RD_ATOMIC;
 }
 
 int rc_end_connect(struct rc_pair *p, int i)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * RC data-path helpers for the softhca selftests: a connected pair of RC QPs
+ * RC data-path helpers for the softhca selftests: a connected pair of RC
+ * (or UC: rc_cfg.qp_type) QPs
  * (both on shca0, in one or two contexts, or across shca0 and shca1 with
  * shca1 created on veth1 for the test), the modify_qp attribute sets of
  * RESET->INIT->RTR->RTS, posting, polling with deadlines, and an exact
@@ -53,6 +54,7 @@ struct ibv_cq *rc_cq_create(struct ibv_context *ctx, int cqe, void *cq_context,
 
 struct rc_cfg {
 	enum rc_topo topo;
+	enum ibv_qp_type qp_type;	/* IBV_QPT_RC (0: RC too) or IBV_QPT_UC */
 	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge;
 	uint32_t max_inline_data;
 	int cqe;			/* per CQ; each end has a send and a recv CQ */
@@ -112,6 +114,11 @@ const char *rc_cross_dev(int i);
 bool rc_on_wire(enum rc_topo topo);
 /* Is @dev (an end's) an rdma_rxe device? */
 bool rc_dev_is_rxe(const char *dev);
+
+static inline bool rc_cfg_uc(const struct rc_cfg *c)
+{
+	return c->qp_type == IBV_QPT_UC;
+}
 
 /* Defaults: 64-deep queues, 4 SGEs, 256 bytes inline, 256-entry CQs,
  * 1 MiB buffers, full access, MTU 1024, timeout 14, retry 7, RNR retry 7,

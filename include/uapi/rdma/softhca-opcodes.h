@@ -73,11 +73,13 @@ enum {
 #define SOFTHCA_MKOP_BIND		4
 
 /*
- * Transports (QP service types) of the opcode table's rc / ud columns: the
- * opcodes a QP of that transport may post. The GSI QP is a datagram QP.
+ * Transports (QP service types) of the opcode table's rc / uc / ud
+ * columns: the opcodes a QP of that transport may post. The GSI QP is a
+ * datagram QP.
  */
 #define SOFTHCA_TP_RC			(1U << 0)
 #define SOFTHCA_TP_UD			(1U << 1)
+#define SOFTHCA_TP_UC			(1U << 2)
 
 /* An opcode without a work completion (NOP), or without a responder CQE. */
 #define SOFTHCA_WC_NONE			(-1)
@@ -87,8 +89,11 @@ enum {
  * The table. Columns:
  *   opcode  ctrl opmod_idx_opcode 7:0 (mlx5 numbering)
  *   wr      the SOFTHCA_WR_* that posts it
- *   rc, ud  posted by QPs of that transport (1: yes); a datagram WQE has
- *           the datagram segment right after ctrl, before the segments below
+ *   rc, uc, ud  posted by QPs of that transport (1: yes); a datagram WQE
+ *           has the datagram segment right after ctrl, before the segments
+ *           below; UC has no READ, atomics or SEND_WITH_INV (IBA 9.2: no
+ *           such packets on UC), and no fast registration (kernel ULPs
+ *           register on RC)
  *   segments after the control segment, in this order (1: present):
  *     ra    remote address segment
  *     at    atomic segment (then exactly one 8-byte data pointer)
@@ -111,19 +116,19 @@ enum {
  *   cqe     the responder's CQE opcode (SOFTHCA_CQE_RESP_*)
  */
 #define SOFTHCA_OPCODE_LIST(X)						\
-/*	name            opcode wr                    rc ud ra at da in imm rv cmp mk    local        remote         wc          cqe */ \
-	X(NOP,            0x00, NONE,                  1, 0, 0, 0, 0, 0, 0,  0, 0,  NONE, NONE,        NONE,          NONE,       NONE)          \
-	X(SEND_INV,       0x01, SEND_WITH_INV,         1, 0, 0, 0, 1, 1, 0,  1, 0,  RINV, LOCAL_READ,  NONE,          SEND,       RESP_SEND_INV) \
-	X(RDMA_WRITE,     0x08, RDMA_WRITE,            1, 0, 1, 0, 1, 1, 0,  0, 0,  NONE, LOCAL_READ,  REMOTE_WRITE,  RDMA_WRITE, NONE)          \
-	X(RDMA_WRITE_IMM, 0x09, RDMA_WRITE_WITH_IMM,   1, 0, 1, 0, 1, 1, 1,  1, 0,  NONE, LOCAL_READ,  REMOTE_WRITE,  RDMA_WRITE, RESP_WR_IMM)   \
-	X(SEND,           0x0a, SEND,                  1, 1, 0, 0, 1, 1, 0,  1, 0,  NONE, LOCAL_READ,  NONE,          SEND,       RESP_SEND)     \
-	X(SEND_IMM,       0x0b, SEND_WITH_IMM,         1, 1, 0, 0, 1, 1, 1,  1, 0,  NONE, LOCAL_READ,  NONE,          SEND,       RESP_SEND_IMM) \
-	X(RDMA_READ,      0x10, RDMA_READ,             1, 0, 1, 0, 1, 0, 0,  0, 0,  NONE, LOCAL_WRITE, REMOTE_READ,   RDMA_READ,  NONE)          \
-	X(ATOMIC_CS,      0x11, ATOMIC_CMP_AND_SWP,    1, 0, 1, 1, 1, 0, 0,  0, 1,  NONE, LOCAL_WRITE, REMOTE_ATOMIC, COMP_SWAP,  NONE)          \
-	X(ATOMIC_FA,      0x12, ATOMIC_FETCH_AND_ADD,  1, 0, 1, 1, 1, 0, 0,  0, 0,  NONE, LOCAL_WRITE, REMOTE_ATOMIC, FETCH_ADD,  NONE)          \
-	X(BIND_MW,        0x18, BIND_MW,               1, 0, 0, 0, 0, 0, 0,  0, 0,  BIND, NONE,        NONE,          BIND_MW,    NONE)          \
-	X(LOCAL_INV,      0x1b, LOCAL_INV,             1, 0, 0, 0, 0, 0, 0,  0, 0,  LINV, NONE,        NONE,          LOCAL_INV,  NONE)          \
-	X(UMR,            0x25, REG_MR,                1, 0, 0, 0, 0, 0, 0,  0, 0,  REG,  NONE,        NONE,          REG_MR,     NONE)
+/*	name            opcode wr                    rc uc ud ra at da in imm rv cmp mk    local        remote         wc          cqe */ \
+	X(NOP,            0x00, NONE,                  1, 1, 0, 0, 0, 0, 0, 0,  0, 0,  NONE, NONE,        NONE,          NONE,       NONE)          \
+	X(SEND_INV,       0x01, SEND_WITH_INV,         1, 0, 0, 0, 0, 1, 1, 0,  1, 0,  RINV, LOCAL_READ,  NONE,          SEND,       RESP_SEND_INV) \
+	X(RDMA_WRITE,     0x08, RDMA_WRITE,            1, 1, 0, 1, 0, 1, 1, 0,  0, 0,  NONE, LOCAL_READ,  REMOTE_WRITE,  RDMA_WRITE, NONE)          \
+	X(RDMA_WRITE_IMM, 0x09, RDMA_WRITE_WITH_IMM,   1, 1, 0, 1, 0, 1, 1, 1,  1, 0,  NONE, LOCAL_READ,  REMOTE_WRITE,  RDMA_WRITE, RESP_WR_IMM)   \
+	X(SEND,           0x0a, SEND,                  1, 1, 1, 0, 0, 1, 1, 0,  1, 0,  NONE, LOCAL_READ,  NONE,          SEND,       RESP_SEND)     \
+	X(SEND_IMM,       0x0b, SEND_WITH_IMM,         1, 1, 1, 0, 0, 1, 1, 1,  1, 0,  NONE, LOCAL_READ,  NONE,          SEND,       RESP_SEND_IMM) \
+	X(RDMA_READ,      0x10, RDMA_READ,             1, 0, 0, 1, 0, 1, 0, 0,  0, 0,  NONE, LOCAL_WRITE, REMOTE_READ,   RDMA_READ,  NONE)          \
+	X(ATOMIC_CS,      0x11, ATOMIC_CMP_AND_SWP,    1, 0, 0, 1, 1, 1, 0, 0,  0, 1,  NONE, LOCAL_WRITE, REMOTE_ATOMIC, COMP_SWAP,  NONE)          \
+	X(ATOMIC_FA,      0x12, ATOMIC_FETCH_AND_ADD,  1, 0, 0, 1, 1, 1, 0, 0,  0, 0,  NONE, LOCAL_WRITE, REMOTE_ATOMIC, FETCH_ADD,  NONE)          \
+	X(BIND_MW,        0x18, BIND_MW,               1, 1, 0, 0, 0, 0, 0, 0,  0, 0,  BIND, NONE,        NONE,          BIND_MW,    NONE)          \
+	X(LOCAL_INV,      0x1b, LOCAL_INV,             1, 1, 0, 0, 0, 0, 0, 0,  0, 0,  LINV, NONE,        NONE,          LOCAL_INV,  NONE)          \
+	X(UMR,            0x25, REG_MR,                1, 0, 0, 0, 0, 0, 0, 0,  0, 0,  REG,  NONE,        NONE,          REG_MR,     NONE)
 
 /* Opcodes the table has room for (the highest mlx5 send opcode is 0x2f). */
 #define SOFTHCA_OPCODE_CNT		0x30
@@ -159,13 +164,14 @@ struct softhca_opcode_info {
 	__s16 wc_opcode;	/* SOFTHCA_WC_*, SOFTHCA_WC_NONE */
 };
 
-#define SOFTHCA_OPCODE_ROW(name_, op_, wr_, rc, ud, ra, at, da, in, imm, \
-			   rv, cmp, mk, local, remote, wc, cqe)		\
+#define SOFTHCA_OPCODE_ROW(name_, op_, wr_, rc, uc, ud, ra, at, da, in, \
+			   imm, rv, cmp, mk, local, remote, wc, cqe)	\
 	[op_] = {							\
 		.name = #name_,						\
 		.opcode = (op_),					\
 		.wr = SOFTHCA_WR_##wr_,					\
-		.tp = (rc) * SOFTHCA_TP_RC | (ud) * SOFTHCA_TP_UD,	\
+		.tp = (rc) * SOFTHCA_TP_RC | (uc) * SOFTHCA_TP_UC |	\
+		      (ud) * SOFTHCA_TP_UD,				\
 		.segs = (ra) * SOFTHCA_SEG_RADDR |			\
 			(at) * SOFTHCA_SEG_ATOMIC |			\
 			(da) * SOFTHCA_SEG_DATA |			\
@@ -188,8 +194,8 @@ static const struct softhca_opcode_info softhca_opcodes[SOFTHCA_OPCODE_CNT] = {
  * Build-time checks of every row: the layout the WQE builder writes and
  * the HCA parses, and the combinations the requester and responder take.
  */
-#define SOFTHCA_OPCODE_ROW_CHECK(name_, op_, wr_, rc, ud, ra, at, da, in, \
-				 imm, rv, cmp, mk, local, remote, wc, cqe) \
+#define SOFTHCA_OPCODE_ROW_CHECK(name_, op_, wr_, rc, uc, ud, ra, at, da, \
+				 in, imm, rv, cmp, mk, local, remote, wc, cqe) \
 	_Static_assert((op_) < SOFTHCA_OPCODE_CNT,			\
 		       #name_ ": opcode beyond the table");		\
 	_Static_assert((rc),						\
@@ -197,6 +203,14 @@ static const struct softhca_opcode_info softhca_opcodes[SOFTHCA_OPCODE_CNT] = {
 		       "checks the transport of datagram QPs only)");	\
 	_Static_assert(!(ud) || (!(ra) && !(at) && (rv)),		\
 		       #name_ ": a datagram is a SEND: no remote memory"); \
+	_Static_assert(!(uc) || (SOFTHCA_ACCESS_##remote ==		\
+				 SOFTHCA_ACCESS_NONE ||			\
+				 SOFTHCA_ACCESS_##remote ==		\
+				 SOFTHCA_ACCESS_REMOTE_WRITE),		\
+		       #name_ ": UC has no READ and no atomics");	\
+	_Static_assert(!(uc) || (SOFTHCA_MKOP_##mk != SOFTHCA_MKOP_RINV && \
+				 SOFTHCA_MKOP_##mk != SOFTHCA_MKOP_REG), \
+		       #name_ ": UC has no SEND_WITH_INV, no UMR");	\
 	_Static_assert(SOFTHCA_WR_##wr_ == SOFTHCA_WR_NONE ||		\
 		       (SOFTHCA_WR_##wr_ >= 0 &&			\
 			SOFTHCA_WR_##wr_ < SOFTHCA_WR_CNT),		\

@@ -359,9 +359,9 @@ static inline int softhca_send_wr_inline(const struct softhca_send_wr *wr)
  * The DS count of @wr's WQE on @sq, and its inline payload's length in
  * *@inl_len, or a negative errno for a WR the QP cannot take: an inline
  * payload beyond max_inline_data is -ENOMEM (as mlx5); an atomic without
- * exactly one SGE, a WQE beyond the QP's largest, and on a datagram QP an
- * opcode its transport does not post, no AV or an AV of another PD are
- * -EINVAL.
+ * exactly one SGE, a WQE beyond the QP's largest, an opcode the QP's
+ * transport does not post (UC: READ, atomics, SEND_WITH_INV), and on a
+ * datagram QP no AV or an AV of another PD are -EINVAL.
  */
 static inline int softhca_send_wqe_ds(const struct softhca_sq_fmt *sq,
 				      const struct softhca_send_wr *wr,
@@ -371,10 +371,11 @@ static inline int softhca_send_wqe_ds(const struct softhca_sq_fmt *sq,
 	__u32 ds = 1, i;
 
 	*inl_len = 0;
-	/* The only test of the transport: every opcode runs on RC. */
+	/* The one test of the transport (an RC QP posts every opcode). */
+	if (!(wr->op->tp & sq->tp))
+		return -EINVAL;
 	if (sq->tp == SOFTHCA_TP_UD) {
-		if (!(wr->op->tp & SOFTHCA_TP_UD) || !wr->av ||
-		    wr->av->pdn != sq->pdn)
+		if (!wr->av || wr->av->pdn != sq->pdn)
 			return -EINVAL;
 		ds += SOFTHCA_AV_DS;
 	}
@@ -499,7 +500,7 @@ static inline int softhca_build_umr_wqe(const struct softhca_sq_fmt *sq,
 	__u32 off = (cur_post << SOFTHCA_SEND_WQE_SHIFT) & (sq->ring.size - 1);
 	struct softhca_wqe_umr_seg *umr;
 
-	if (sq->tp != SOFTHCA_TP_RC ||
+	if (!(softhca_opcodes[SOFTHCA_OPCODE_UMR].tp & sq->tp) ||
 	    softhca_ds_to_wqebbs(SOFTHCA_UMR_DS) > sq->max_wqebbs)
 		return -EINVAL;
 	umr = (struct softhca_wqe_umr_seg *)
@@ -542,7 +543,7 @@ static inline int softhca_build_bind_wqe(const struct softhca_sq_fmt *sq,
 	__u32 off = (cur_post << SOFTHCA_SEND_WQE_SHIFT) & (sq->ring.size - 1);
 	struct softhca_wqe_bind_seg *seg;
 
-	if (sq->tp != SOFTHCA_TP_RC ||
+	if (!(softhca_opcodes[SOFTHCA_OPCODE_BIND_MW].tp & sq->tp) ||
 	    softhca_ds_to_wqebbs(SOFTHCA_BIND_DS) > sq->max_wqebbs)
 		return -EINVAL;
 	seg = (struct softhca_wqe_bind_seg *)

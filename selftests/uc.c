@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unreliable connected QPs (IBV_QPT_UC) on the local fabric, between two
+ * QPs of one context and between shca0 and shca1. Checked: SEND, SEND
+ * with immediate, RDMA WRITE and WRITE with immediate at sizes around the
+ * MTU and up to 256 KiB, several SGEs and inline, every WC field and
+ * every byte (canaries after the payload); the opcodes UC has no packets
+ * for (READ, atomics, SEND_WITH_INV) refused at post with EINVAL and
+ * nothing posted; the attributes UC does not have refused by modify_qp
+ * (EINVAL); and what "unreliable" means at the responder: a message it
+ * cannot take (no receive posted, longer than the receive, a WRITE the
+ * rkey does not grant, a WRITE_IMM with no receive) is dropped without a
+ * completion there and without an error at the requester, whose WR
+ * completes with success; the responder stays in RTS, its receive is left
+ * for the next message, and the drop counters (out_of_buffer,
+ * rx_len_drops, rx_access_drops) say why. Last, a UC QP moved to ERR
+ * flushes its receives.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "rc.h"
+#include "ud.h"
+
+#define SRC	0
+#define DST	(512 * 1024)
+#define BIG	(256 * 1024)
+
+FIXTURE(uc) {
+	struct rc_pair p;
+};
+
+FIXTURE_VARIANT(uc) {
+	enum rc_topo topo;
+};
+
+FIXTURE_VARIANT_ADD(uc, same_ctx) { .topo = RC_SAME_CTX };
+FIXTURE_VARIANT_ADD(uc, cross_dev) { .topo = RC_CROSS_DEV };
+
+static void __attribute__((constructor)) guard(void)
+{
+	rc_shca1_guard();
+}
+
+FIXTURE_SETUP(uc)
+{
+	struct rc_cfg c;
+
+	rc_cfg_default(&c, variant->topo);
+	c.qp_type = IBV_QPT_UC;
+	c.qp_access = IBV_ACCESS_REMOTE_WRITE;
+	ASSERT_EQ(0, rc_pair_open(&self->p, &c)) TH_LOG("%s", rc_err);
+}
+
+FIXTURE_TEARDOWN(uc)
+{
+	rc_pair_destroy(&self->p);
+}
+
+#define A (&self->p.e[0])
+#define B (&self->p.e[1])
+
+static void expect_canary(struct __test_metadata *_metadata, const uint8_t *p,
+			  size_t len, uint8_t v, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < len && p[i] == v; i++)
+		;
+	EXPECT_EQ(len, i) TH_LOG("%s: byte %zu is %#x, want %#x", what, i,
+				 i < len ? p[i] : 0, v);
+}
+
+static void expect_fill(struct __test_metadata *_metadata, const uint8_t *p,
+			size_t len, uint32_t seed, const char *what)
+{
+	EXPECT_EQ(-1, rc_check_fill(p, len, seed)) TH_LOG("%s", what);
+}
+
+/* The responder's end: B's device name, for its port counters. */
+static const char *b_dev(struct rc_pair *p)
+{
+	return p->e[1].dev;
+}
+
+static const uint32_t sizes[] = { 0, 1, 63, 64, 1023, 1024, 1025, 4096,
+				  65536, BIG };
+
+/* A SEND (or SEND_IMM) of @len into B's DST, canary after it. */
+static void send_one(struct __test_metadata *_metadata, struct rc_pair *p,
+		     uint32_t len, uint64_t id, bool imm)
+{
+	struct rc_end *a = &p->e[0], *b = &p->e[1];
+	uint32_t imm_v = 0xc0de0000 + (uint32_t)id;
+	struct rc_wc_want w;
+
+	rc_fill(a->buf + SRC, len, (uint32_t)id);
+	memset(b->buf + DST, 0xee, len + 64);
+	ASSERT_EQ(0, rc_post_recv(b->qp, id + 100, b->buf + DST, len + 64,
+				  b->mr->lkey));
+	ASSERT_EQ(0, rc_post_send(a->qp, imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+				  id, len ? a->buf + SRC : NULL, len, a->mr->lkey,
+				  0, 0, IBV_SEND_SIGNALED, imm_v));
+	w = rc_want_req(id, IBV_WC_SEND, len, a);
+	if (imm)
+		w = rc_want_imm(w, imm_v);
+	rc_expect_wc(_metadata, a->scq, &w);
+	w = rc_want_recv(id + 100, IBV_WC_RECV, len, b, a);
+	if (imm)
+		w = rc_want_imm(w, imm_v);
+	rc_expect_wc(_metadata, b->rcq, &w);
+	expect_fill(_metadata, b->buf + DST, len, (uint32_t)id, "received");
+	expect_canary(_metadata, b->buf + DST + len, 64, 0xee, "after it");
+}
+
+TEST_F(uc, send_and_send_with_imm)
+{
+	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		send_one(_metadata, &self->p, sizes[i], 2 * i + 1, false);
+		send_one(_metadata, &self->p, sizes[i], 2 * i + 2, true);
+	}
+}
+
+TEST_F(uc, rdma_write_and_write_with_imm)
+{
+	struct rc_wc_want w;
+
+	/* A plain WRITE leaves B's receive alone; WRITE_IMM takes it. */
+	for (unsigned int i = 1; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t len = sizes[i], imm_v = 0x5eed0000 + i;
+
+		rc_fill(A->buf + SRC, len, 50 + i);
+		memset(B->buf + DST, 0xee, len + 64);
+		ASSERT_EQ(0, rc_post_recv(B->qp, 700 + i, NULL, 0, 0));
+		ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE, i, A->buf + SRC,
+					  len, A->mr->lkey, (uintptr_t)B->buf + DST,
+					  B->mr->rkey, IBV_SEND_SIGNALED, 0));
+		w = rc_want_req(i, IBV_WC_RDMA_WRITE, len, A);
+		rc_expect_wc(_metadata, A->scq, &w);
+		expect_fill(_metadata, B->buf + DST, len, 50 + i, "written");
+		rc_expect_quiet(_metadata, B->rcq, "plain WRITE");
+
+		rc_fill(A->buf + SRC, len, 80 + i);
+		ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE_WITH_IMM, 40 + i,
+					  A->buf + SRC, len, A->mr->lkey,
+					  (uintptr_t)B->buf + DST, B->mr->rkey,
+					  IBV_SEND_SIGNALED, imm_v));
+		w = rc_want_imm(rc_want_req(40 + i, IBV_WC_RDMA_WRITE, len, A), imm_v);
+		rc_expect_wc(_metadata, A->scq, &w);
+		w = rc_want_imm(rc_want_recv(700 + i, IBV_WC_RECV_RDMA_WITH_IMM, len,
+					     B, A), imm_v);
+		rc_expect_wc(_metadata, B->rcq, &w);
+		expect_fill(_metadata, B->buf + DST, len, 80 + i, "written with imm");
+		expect_canary(_metadata, B->buf + DST + len, 64, 0xee, "after it");
+	}
+}
+
+/* Three SGEs gathered into one message; and an inline SEND. */
+TEST_F(uc, gather_and_inline)
+{
+	struct ibv_sge sge[3] = {
+		{ (uintptr_t)A->buf + SRC, 1000, A->mr->lkey },
+		{ (uintptr_t)A->buf + SRC + 5000, 3000, A->mr->lkey },
+		{ (uintptr_t)A->buf + SRC + 20000, 24, A->mr->lkey },
+	};
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = sge, .num_sge = 3,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+	struct rc_wc_want w;
+
+	rc_fill(A->buf + SRC, 20024, 9);
+	ASSERT_EQ(0, rc_post_recv(B->qp, 11, B->buf + DST, 8192, B->mr->lkey));
+	ASSERT_EQ(0, ibv_post_send(A->qp, &wr, &bad));
+	w = rc_want_req(1, IBV_WC_SEND, 4024, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_recv(11, IBV_WC_RECV, 4024, B, A);
+	rc_expect_wc(_metadata, B->rcq, &w);
+	EXPECT_EQ(0, memcmp(B->buf + DST, A->buf + SRC, 1000));
+	EXPECT_EQ(0, memcmp(B->buf + DST + 1000, A->buf + SRC + 5000, 3000));
+	EXPECT_EQ(0, memcmp(B->buf + DST + 4000, A->buf + SRC + 20000, 24));
+
+	ASSERT_EQ(0, rc_post_recv(B->qp, 12, B->buf + DST, 8192, B->mr->lkey));
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 2, A->buf + SRC + 7, 200,
+				  A->mr->lkey, 0, 0,
+				  IBV_SEND_SIGNALED | IBV_SEND_INLINE, 0));
+	w = rc_want_req(2, IBV_WC_SEND, 200, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_recv(12, IBV_WC_RECV, 200, B, A);
+	rc_expect_wc(_metadata, B->rcq, &w);
+	EXPECT_EQ(0, memcmp(B->buf + DST, A->buf + SRC + 7, 200));
+}
+
+/* READ, atomics and SEND_WITH_INV: EINVAL at post, bad_wr set, nothing sent. */
+TEST_F(uc, read_atomic_send_inv_refused_at_post)
+{
+	static const enum ibv_wr_opcode ops[] = {
+		IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP,
+		IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_SEND_WITH_INV,
+	};
+	struct ibv_sge sge = { (uintptr_t)A->buf + SRC, 8, A->mr->lkey };
+	struct rc_wc_want w;
+
+	for (unsigned int i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		struct ibv_send_wr wr = { .wr_id = 90 + i, .sg_list = &sge,
+					  .num_sge = 1, .opcode = ops[i],
+					  .send_flags = IBV_SEND_SIGNALED };
+		struct ibv_send_wr *bad = NULL;
+
+		wr.wr.rdma.remote_addr = (uintptr_t)B->buf + DST;
+		wr.wr.rdma.rkey = B->mr->rkey;
+		EXPECT_EQ(EINVAL, ibv_post_send(A->qp, &wr, &bad)) TH_LOG("opcode %d", ops[i]);
+		EXPECT_EQ(&wr, bad);
+	}
+	rc_expect_quiet(_metadata, A->scq, "refused WRs");
+	/* The SQ is as it was: a SEND after them completes first. */
+	ASSERT_EQ(0, rc_post_recv(B->qp, 5, NULL, 0, 0));
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 7, NULL, 0, 0, 0, 0,
+				  IBV_SEND_SIGNALED, 0));
+	w = rc_want_req(7, IBV_WC_SEND, 0, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+}
+
+/* UC has no timeout, retry, RNR or read attributes: modify_qp says EINVAL. */
+TEST_F(uc, reliability_attributes_refused)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS, .timeout = 14 };
+	struct ibv_qp_attr q;
+	struct ibv_qp_init_attr ia;
+
+	EXPECT_EQ(EINVAL, ibv_modify_qp(A->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT));
+	a.max_rd_atomic = 1;
+	EXPECT_EQ(EINVAL, ibv_modify_qp(A->qp, &a, IBV_QP_MAX_QP_RD_ATOMIC));
+	a.min_rnr_timer = 1;
+	EXPECT_EQ(EINVAL, ibv_modify_qp(A->qp, &a, IBV_QP_MIN_RNR_TIMER));
+	ASSERT_EQ(0, ibv_query_qp(A->qp, &q, IBV_QP_STATE, &ia));
+	EXPECT_EQ(IBV_QPS_RTS, q.qp_state);
+	EXPECT_EQ(IBV_QPT_UC, ia.qp_type);
+}
+
+/*
+ * Nothing posted at B: the SEND is dropped (out_of_buffer), A's WR
+ * succeeds, B stays in RTS; the next SEND, once a receive is posted, is
+ * the one that arrives.
+ */
+TEST_F(uc, send_without_receive_is_dropped)
+{
+	long long oob = ud_counter(b_dev(&self->p), "out_of_buffer");
+	struct rc_wc_want w;
+
+	ASSERT_LE(0, oob);
+	rc_fill(A->buf + SRC, 100, 1);
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 1, A->buf + SRC, 100,
+				  A->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0));
+	w = rc_want_req(1, IBV_WC_SEND, 100, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE_WITH_IMM, 2, A->buf + SRC,
+				  100, A->mr->lkey, (uintptr_t)B->buf + DST,
+				  B->mr->rkey, IBV_SEND_SIGNALED, 3));
+	w = rc_want_imm(rc_want_req(2, IBV_WC_RDMA_WRITE, 100, A), 3);
+	rc_expect_wc(_metadata, A->scq, &w);
+	EXPECT_EQ(oob + 2, ud_counter(b_dev(&self->p), "out_of_buffer"));
+	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(B->qp));
+
+	ASSERT_EQ(0, rc_post_recv(B->qp, 33, B->buf + DST, 4096, B->mr->lkey));
+	rc_expect_quiet(_metadata, B->rcq, "a dropped message never arrives");
+	rc_fill(A->buf + SRC, 100, 2);
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 4, A->buf + SRC, 100,
+				  A->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0));
+	w = rc_want_req(4, IBV_WC_SEND, 100, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_recv(33, IBV_WC_RECV, 100, B, A);
+	rc_expect_wc(_metadata, B->rcq, &w);
+	expect_fill(_metadata, B->buf + DST, 100, 2, "the message after the drop");
+}
+
+/* Longer than B's receive: dropped (rx_len_drops), the receive kept. */
+TEST_F(uc, send_longer_than_receive_is_dropped)
+{
+	long long ld = ud_counter(b_dev(&self->p), "rx_len_drops");
+	struct rc_wc_want w;
+
+	ASSERT_EQ(0, rc_post_recv(B->qp, 40, B->buf + DST, 100, B->mr->lkey));
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 1, A->buf + SRC, 101,
+				  A->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0));
+	w = rc_want_req(1, IBV_WC_SEND, 101, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	rc_expect_quiet(_metadata, B->rcq, "too long");
+	EXPECT_EQ(ld + 1, ud_counter(b_dev(&self->p), "rx_len_drops"));
+	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(B->qp));
+
+	rc_fill(A->buf + SRC, 100, 4);
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 2, A->buf + SRC, 100,
+				  A->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0));
+	w = rc_want_req(2, IBV_WC_SEND, 100, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_recv(40, IBV_WC_RECV, 100, B, A);
+	rc_expect_wc(_metadata, B->rcq, &w);
+	expect_fill(_metadata, B->buf + DST, 100, 4, "the fitting message");
+}
+
+/*
+ * WRITEs the rkey does not grant (a wrong key, past the MR's end) or the
+ * QP does not allow: dropped (rx_access_drops), nothing written, no
+ * error anywhere; a good WRITE lands after them.
+ */
+TEST_F(uc, write_without_rights_is_dropped)
+{
+	long long ad = ud_counter(b_dev(&self->p), "rx_access_drops");
+	uint64_t end = (uintptr_t)B->buf + B->buf_size;
+	struct ibv_qp_attr a = { .qp_access_flags = 0 };
+	struct rc_wc_want w;
+
+	memset(B->buf + DST, 0xee, 4096);
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE, 1, A->buf + SRC, 64,
+				  A->mr->lkey, (uintptr_t)B->buf + DST,
+				  B->mr->rkey ^ 0x100, IBV_SEND_SIGNALED, 0));
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE, 2, A->buf + SRC, 64,
+				  A->mr->lkey, end - 32, B->mr->rkey,
+				  IBV_SEND_SIGNALED, 0));
+	for (int i = 1; i <= 2; i++) {
+		w = rc_want_req(i, IBV_WC_RDMA_WRITE, 64, A);
+		rc_expect_wc(_metadata, A->scq, &w);
+	}
+	ASSERT_EQ(0, ibv_modify_qp(B->qp, &a, IBV_QP_ACCESS_FLAGS));
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE, 3, A->buf + SRC, 64,
+				  A->mr->lkey, (uintptr_t)B->buf + DST,
+				  B->mr->rkey, IBV_SEND_SIGNALED, 0));
+	w = rc_want_req(3, IBV_WC_RDMA_WRITE, 64, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	EXPECT_EQ(ad + 3, ud_counter(b_dev(&self->p), "rx_access_drops"));
+	expect_canary(_metadata, B->buf + DST, 4096, 0xee, "nothing written");
+	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(B->qp));
+
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	ASSERT_EQ(0, ibv_modify_qp(B->qp, &a, IBV_QP_ACCESS_FLAGS));
+	rc_fill(A->buf + SRC, 64, 7);
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE, 4, A->buf + SRC, 64,
+				  A->mr->lkey, (uintptr_t)B->buf + DST,
+				  B->mr->rkey, IBV_SEND_SIGNALED, 0));
+	w = rc_want_req(4, IBV_WC_RDMA_WRITE, 64, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	expect_fill(_metadata, B->buf + DST, 64, 7, "the granted WRITE");
+	rc_expect_quiet(_metadata, B->rcq, "WRITEs at the responder");
+}
+
+/* A UC QP in ERR flushes its receives; its peer goes on sending. */
+TEST_F(uc, error_flushes_receives)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct rc_wc_want w;
+
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(0, rc_post_recv(B->qp, 60 + i, B->buf + DST, 64,
+					  B->mr->lkey));
+	ASSERT_EQ(0, ibv_modify_qp(B->qp, &a, IBV_QP_STATE));
+	for (int i = 0; i < 3; i++)
+		rc_expect_err(_metadata, B->rcq, 60 + i, IBV_WC_WR_FLUSH_ERR, B);
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 1, NULL, 0, 0, 0, 0,
+				  IBV_SEND_SIGNALED, 0));
+	w = rc_want_req(1, IBV_WC_SEND, 0, A);
+	rc_expect_wc(_metadata, A->scq, &w);
+	rc_expect_quiet(_metadata, B->rcq, "a QP in ERR receives nothing");
+}
+
+TEST_HARNESS_MAIN
