@@ -413,14 +413,14 @@ TEST_F(dev, qp_caps_beyond_device)
 }
 
 /*
- * RC and UD only: the device claims no UC, XRC or raw QPs (kernel.md). The
- * errno is what create_qp gives for a type it does not implement.
+ * RC, UC and UD only (UC: selftests/uc.c): the device claims no XRC or raw
+ * QPs (kernel.md). The errno is what create_qp gives for a type it does
+ * not implement.
  */
 TEST_F(dev, qp_types_not_supported)
 {
 	struct ibv_cq *cq = ibv_create_cq(self->ctx, 16, NULL, NULL, 0);
-	static const enum ibv_qp_type types[] = { IBV_QPT_UC,
-						  IBV_QPT_RAW_PACKET };
+	static const enum ibv_qp_type types[] = { IBV_QPT_RAW_PACKET };
 	long qps = res_count("shca0", "qp");
 
 	ASSERT_NE(NULL, cq);

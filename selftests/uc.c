@@ -13,14 +13,16 @@
  * completion there and without an error at the requester, whose WR
  * completes with success; the responder stays in RTS, its receive is left
  * for the next message, and the drop counters (out_of_buffer,
- * rx_len_drops, rx_access_drops) say why. Last, a UC QP moved to ERR
- * flushes its receives.
+ * rx_len_drops, rx_access_drops) say why. A READ WQE put in a UC send
+ * queue by hand fails (LOC_QP_OP_ERR) and reads nothing. Last, a UC QP
+ * moved to ERR flushes its receives.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "kselftest_harness.h"
 #include "rc.h"
+#include "../user/softhca.h"	/* white box: the SQ's transport */
 #include "ud.h"
 
 #define SRC	0
@@ -343,6 +345,31 @@ TEST_F(uc, write_without_rights_is_dropped)
 	rc_expect_wc(_metadata, A->scq, &w);
 	expect_fill(_metadata, B->buf + DST, 64, 7, "the granted WRITE");
 	rc_expect_quiet(_metadata, B->rcq, "WRITEs at the responder");
+}
+
+/*
+ * Untrusted rings: a READ WQE written into a UC QP's send queue by hand
+ * (here by the provider's builder, told the QP is RC) is not executed: the
+ * engine parses by the UC column, fails it with LOC_QP_OP_ERR and moves
+ * the QP to ERR; nothing is read from B.
+ */
+TEST_F(uc, read_wqe_written_by_hand_fails)
+{
+	struct softhca_qp *sqp = to_sqp(A->qp);
+	uint32_t tp = sqp->sq.fmt.tp;
+	int ret;
+
+	memset(A->buf + SRC, 0x11, 64);
+	memset(B->buf + DST, 0x22, 64);
+	sqp->sq.fmt.tp = SOFTHCA_TP_RC;
+	ret = rc_post_send(A->qp, IBV_WR_RDMA_READ, 9, A->buf + SRC, 64,
+			   A->mr->lkey, (uintptr_t)B->buf + DST, B->mr->rkey,
+			   IBV_SEND_SIGNALED, 0);
+	sqp->sq.fmt.tp = tp;
+	ASSERT_EQ(0, ret);
+	rc_expect_err(_metadata, A->scq, 9, IBV_WC_LOC_QP_OP_ERR, A);
+	EXPECT_EQ(IBV_QPS_ERR, rc_wait_qp_state(A->qp, IBV_QPS_ERR, 1000));
+	expect_canary(_metadata, A->buf + SRC, 64, 0x11, "nothing read");
 }
 
 /* A UC QP in ERR flushes its receives; its peer goes on sending. */

@@ -276,6 +276,7 @@ static void inline_wraps_at_ring_end(void)
 static struct softhca_sq_fmt sq_new(uint32_t max_inline)
 {
 	return (struct softhca_sq_fmt){ .ring = ring_new(256), .qpn = 0x42,
+					.tp = SOFTHCA_TP_RC,
 					.max_wqebbs = 2,
 					.max_inline = max_inline };
 }
@@ -607,10 +608,16 @@ static void opcode_table_rows(void)
 			 !!(rows[i].flags & SOFTHCA_OPF_IMM) ||
 			 rows[i].mkop == SOFTHCA_MKOP_LINV ||
 			 rows[i].mkop == SOFTHCA_MKOP_RINV);
-		/* Datagram QPs post SENDs only; every opcode runs on RC. */
+		/*
+		 * Datagram QPs post SENDs only; UC no READ, atomic,
+		 * SEND_WITH_INV or UMR; every opcode runs on RC.
+		 */
 		CHECK_EQ(op->tp, SOFTHCA_TP_RC |
 			 (rows[i].wr == IBV_WR_SEND ||
-			  rows[i].wr == IBV_WR_SEND_WITH_IMM ? SOFTHCA_TP_UD : 0));
+			  rows[i].wr == IBV_WR_SEND_WITH_IMM ? SOFTHCA_TP_UD : 0) |
+			 (rows[i].opcode == 0x01 || rows[i].opcode == 0x10 ||
+			  rows[i].opcode == 0x11 || rows[i].opcode == 0x12 ||
+			  rows[i].opcode == 0x25 ? 0 : SOFTHCA_TP_UC));
 		CHECK(softhca_opcode_on(rows[i].opcode, SOFTHCA_TP_RC) == op);
 		CHECK((softhca_opcode_on(rows[i].opcode, SOFTHCA_TP_UD) == op) ==
 		      !!(op->tp & SOFTHCA_TP_UD));
@@ -777,6 +784,20 @@ static void build_refuses_what_the_qp_cannot_take(void)
 	wr.num_sge = 63;
 	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), -EINVAL);
 	CHECK(untouched(&sq.ring, -GUARD, 256 + GUARD));
+	ring_free(&sq.ring);
+
+	/* UC: what UC has no packets for is refused; a WRITE is built. */
+	sq = sq_new(64);
+	sq.tp = SOFTHCA_TP_UC;
+	wr = wr_of(SOFTHCA_OPCODE_RDMA_READ, sg, 1);
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), -EINVAL);
+	wr = wr_of(SOFTHCA_OPCODE_ATOMIC_FA, sg, 1);
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), -EINVAL);
+	wr = wr_of(SOFTHCA_OPCODE_SEND_INV, sg, 1);
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), -EINVAL);
+	CHECK(untouched(&sq.ring, -GUARD, 256 + GUARD));
+	wr = wr_of(SOFTHCA_OPCODE_RDMA_WRITE_IMM, sg, 1);
+	CHECK_EQ(softhca_build_send_wqe(&sq, 0, &wr), 1);
 	ring_free(&sq.ring);
 }
 
