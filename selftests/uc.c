@@ -14,11 +14,14 @@
  * completes with success; the responder stays in RTS, its receive is left
  * for the next message, and the drop counters (out_of_buffer,
  * rx_len_drops, rx_access_drops) say why. A READ WQE put in a UC send
- * queue by hand fails (LOC_QP_OP_ERR) and reads nothing. Last, a UC QP
- * moved to ERR flushes its receives.
+ * queue by hand fails (LOC_QP_OP_ERR) and reads nothing. 300 messages of
+ * 4 packets each arrive whole and in order, or (SOFTHCA_UC_LOSS=1, a
+ * lossy wire) not at all. Last, a UC QP moved to ERR flushes its receives.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "rc.h"
@@ -28,6 +31,17 @@
 #define SRC	0
 #define DST	(512 * 1024)
 #define BIG	(256 * 1024)
+
+/*
+ * SOFTHCA_UC_LOSS=1: the network loses packets (wire_netem.sh); only
+ * messages_arrive_whole_or_not_at_all runs, the others count on every
+ * message arriving.
+ */
+#define UC_LOSSLESS_ONLY()						\
+	do {								\
+		if (getenv("SOFTHCA_UC_LOSS"))				\
+			SKIP(return, "the network loses packets");	\
+	} while (0)
 
 FIXTURE(uc) {
 	struct rc_pair p;
@@ -80,10 +94,40 @@ static void expect_fill(struct __test_metadata *_metadata, const uint8_t *p,
 	EXPECT_EQ(-1, rc_check_fill(p, len, seed)) TH_LOG("%s", what);
 }
 
+/*
+ * A plain WRITE's bytes at @p: UC completes at the requester once the
+ * message is sent, so on the wire they may land a little later. Polls
+ * for up to 3 s.
+ */
+static void expect_written(struct __test_metadata *_metadata,
+			   const uint8_t *p, size_t len, uint32_t seed,
+			   const char *what)
+{
+	long bad = 0;
+
+	for (int i = 0; i < 3000 && (bad = rc_check_fill(p, len, seed)) != -1; i++)
+		usleep(1000);
+	EXPECT_EQ(-1, bad) TH_LOG("%s: first bad byte %ld", what, bad);
+}
+
 /* The responder's end: B's device name, for its port counters. */
 static const char *b_dev(struct rc_pair *p)
 {
 	return p->e[1].dev;
+}
+
+/*
+ * Counter @name of @dev once it reaches @want (on the wire the requester
+ * completes before its packets are taken), or its value after 3 s.
+ */
+static long long counter_reaches(const char *dev, const char *name,
+				 long long want)
+{
+	long long v = -1;
+
+	for (int i = 0; i < 100 && v != want; i++)
+		v = ud_counter(dev, name);	/* 20 ms each */
+	return v;
 }
 
 static const uint32_t sizes[] = { 0, 1, 63, 64, 1023, 1024, 1025, 4096,
@@ -118,6 +162,7 @@ static void send_one(struct __test_metadata *_metadata, struct rc_pair *p,
 
 TEST_F(uc, send_and_send_with_imm)
 {
+	UC_LOSSLESS_ONLY();
 	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		send_one(_metadata, &self->p, sizes[i], 2 * i + 1, false);
 		send_one(_metadata, &self->p, sizes[i], 2 * i + 2, true);
@@ -128,6 +173,7 @@ TEST_F(uc, rdma_write_and_write_with_imm)
 {
 	struct rc_wc_want w;
 
+	UC_LOSSLESS_ONLY();
 	/* A plain WRITE leaves B's receive alone; WRITE_IMM takes it. */
 	for (unsigned int i = 1; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		uint32_t len = sizes[i], imm_v = 0x5eed0000 + i;
@@ -140,7 +186,7 @@ TEST_F(uc, rdma_write_and_write_with_imm)
 					  B->mr->rkey, IBV_SEND_SIGNALED, 0));
 		w = rc_want_req(i, IBV_WC_RDMA_WRITE, len, A);
 		rc_expect_wc(_metadata, A->scq, &w);
-		expect_fill(_metadata, B->buf + DST, len, 50 + i, "written");
+		expect_written(_metadata, B->buf + DST, len, 50 + i, "written");
 		rc_expect_quiet(_metadata, B->rcq, "plain WRITE");
 
 		rc_fill(A->buf + SRC, len, 80 + i);
@@ -172,6 +218,7 @@ TEST_F(uc, gather_and_inline)
 	struct ibv_send_wr *bad;
 	struct rc_wc_want w;
 
+	UC_LOSSLESS_ONLY();
 	rc_fill(A->buf + SRC, 20024, 9);
 	ASSERT_EQ(0, rc_post_recv(B->qp, 11, B->buf + DST, 8192, B->mr->lkey));
 	ASSERT_EQ(0, ibv_post_send(A->qp, &wr, &bad));
@@ -204,6 +251,7 @@ TEST_F(uc, read_atomic_send_inv_refused_at_post)
 	struct ibv_sge sge = { (uintptr_t)A->buf + SRC, 8, A->mr->lkey };
 	struct rc_wc_want w;
 
+	UC_LOSSLESS_ONLY();
 	for (unsigned int i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		struct ibv_send_wr wr = { .wr_id = 90 + i, .sg_list = &sge,
 					  .num_sge = 1, .opcode = ops[i],
@@ -231,6 +279,7 @@ TEST_F(uc, reliability_attributes_refused)
 	struct ibv_qp_attr q;
 	struct ibv_qp_init_attr ia;
 
+	UC_LOSSLESS_ONLY();
 	EXPECT_EQ(EINVAL, ibv_modify_qp(A->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT));
 	a.max_rd_atomic = 1;
 	EXPECT_EQ(EINVAL, ibv_modify_qp(A->qp, &a, IBV_QP_MAX_QP_RD_ATOMIC));
@@ -251,6 +300,7 @@ TEST_F(uc, send_without_receive_is_dropped)
 	long long oob = ud_counter(b_dev(&self->p), "out_of_buffer");
 	struct rc_wc_want w;
 
+	UC_LOSSLESS_ONLY();
 	ASSERT_LE(0, oob);
 	rc_fill(A->buf + SRC, 100, 1);
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 1, A->buf + SRC, 100,
@@ -262,7 +312,7 @@ TEST_F(uc, send_without_receive_is_dropped)
 				  B->mr->rkey, IBV_SEND_SIGNALED, 3));
 	w = rc_want_imm(rc_want_req(2, IBV_WC_RDMA_WRITE, 100, A), 3);
 	rc_expect_wc(_metadata, A->scq, &w);
-	EXPECT_EQ(oob + 2, ud_counter(b_dev(&self->p), "out_of_buffer"));
+	EXPECT_EQ(oob + 2, counter_reaches(b_dev(&self->p), "out_of_buffer", oob + 2));
 	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(B->qp));
 
 	ASSERT_EQ(0, rc_post_recv(B->qp, 33, B->buf + DST, 4096, B->mr->lkey));
@@ -283,13 +333,14 @@ TEST_F(uc, send_longer_than_receive_is_dropped)
 	long long ld = ud_counter(b_dev(&self->p), "rx_len_drops");
 	struct rc_wc_want w;
 
+	UC_LOSSLESS_ONLY();
 	ASSERT_EQ(0, rc_post_recv(B->qp, 40, B->buf + DST, 100, B->mr->lkey));
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 1, A->buf + SRC, 101,
 				  A->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0));
 	w = rc_want_req(1, IBV_WC_SEND, 101, A);
 	rc_expect_wc(_metadata, A->scq, &w);
 	rc_expect_quiet(_metadata, B->rcq, "too long");
-	EXPECT_EQ(ld + 1, ud_counter(b_dev(&self->p), "rx_len_drops"));
+	EXPECT_EQ(ld + 1, counter_reaches(b_dev(&self->p), "rx_len_drops", ld + 1));
 	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(B->qp));
 
 	rc_fill(A->buf + SRC, 100, 4);
@@ -314,6 +365,7 @@ TEST_F(uc, write_without_rights_is_dropped)
 	struct ibv_qp_attr a = { .qp_access_flags = 0 };
 	struct rc_wc_want w;
 
+	UC_LOSSLESS_ONLY();
 	memset(B->buf + DST, 0xee, 4096);
 	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE, 1, A->buf + SRC, 64,
 				  A->mr->lkey, (uintptr_t)B->buf + DST,
@@ -331,7 +383,7 @@ TEST_F(uc, write_without_rights_is_dropped)
 				  B->mr->rkey, IBV_SEND_SIGNALED, 0));
 	w = rc_want_req(3, IBV_WC_RDMA_WRITE, 64, A);
 	rc_expect_wc(_metadata, A->scq, &w);
-	EXPECT_EQ(ad + 3, ud_counter(b_dev(&self->p), "rx_access_drops"));
+	EXPECT_EQ(ad + 3, counter_reaches(b_dev(&self->p), "rx_access_drops", ad + 3));
 	expect_canary(_metadata, B->buf + DST, 4096, 0xee, "nothing written");
 	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(B->qp));
 
@@ -343,7 +395,7 @@ TEST_F(uc, write_without_rights_is_dropped)
 				  B->mr->rkey, IBV_SEND_SIGNALED, 0));
 	w = rc_want_req(4, IBV_WC_RDMA_WRITE, 64, A);
 	rc_expect_wc(_metadata, A->scq, &w);
-	expect_fill(_metadata, B->buf + DST, 64, 7, "the granted WRITE");
+	expect_written(_metadata, B->buf + DST, 64, 7, "the granted WRITE");
 	rc_expect_quiet(_metadata, B->rcq, "WRITEs at the responder");
 }
 
@@ -359,6 +411,7 @@ TEST_F(uc, read_wqe_written_by_hand_fails)
 	uint32_t tp = sqp->sq.fmt.tp;
 	int ret;
 
+	UC_LOSSLESS_ONLY();
 	memset(A->buf + SRC, 0x11, 64);
 	memset(B->buf + DST, 0x22, 64);
 	sqp->sq.fmt.tp = SOFTHCA_TP_RC;
@@ -372,12 +425,86 @@ TEST_F(uc, read_wqe_written_by_hand_fails)
 	expect_canary(_metadata, A->buf + SRC, 64, 0x11, "nothing read");
 }
 
+#define NMSG	300
+#define MSZ	4096		/* 4 packets at the 1024-byte path MTU */
+#define NOUT	32		/* sends outstanding at most */
+
+static void deep_queues(struct rc_cfg *c)
+{
+	c->max_recv_wr = 512;
+	c->cqe = 1024;
+	c->buf_size = 2 << 20;	/* B: a slot per message */
+}
+
+/*
+ * What UC promises on a network that loses packets: every message the
+ * responder completes is whole and in order (a message with a packet
+ * missing is dropped, never completed short or spliced with the next),
+ * and every send succeeds. Each message carries its index and bytes
+ * seeded by it. Without loss all NMSG arrive; with SOFTHCA_UC_LOSS=1
+ * (wire_netem.sh: 5 % of packets lost) some do not, and most do.
+ */
+TEST_F(uc, messages_arrive_whole_or_not_at_all)
+{
+	bool lossy = getenv("SOFTHCA_UC_LOSS");
+	uint32_t sent = 0, done = 0, got = 0;
+	long long last = -1;
+	struct ibv_wc wc;
+
+	rc_reopen(_metadata, &self->p, deep_queues);
+	for (uint32_t k = 0; k < NMSG; k++)
+		ASSERT_EQ(0, rc_post_recv(B->qp, k, B->buf + (size_t)k * MSZ, MSZ,
+					  B->mr->lkey));
+	while (done < NMSG) {
+		for (; sent < NMSG && sent - done < NOUT; sent++) {
+			uint8_t *m = A->buf + (size_t)(sent % (2 * NOUT)) * MSZ;
+
+			memcpy(m, &sent, sizeof(sent));
+			rc_fill(m + 4, MSZ - 4, 1000 + sent);
+			ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, sent, m, MSZ,
+						  A->mr->lkey, 0, 0,
+						  IBV_SEND_SIGNALED, 0));
+		}
+		ASSERT_EQ(1, rc_poll(A->scq, &wc, 1, RC_WC_MS)) TH_LOG("%s", rc_err);
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", rc_wc_str(&wc));
+		ASSERT_EQ(done, wc.wr_id);
+		done++;
+	}
+	/* Receives complete in order; the quiet after the last ends it. */
+	while (rc_poll(B->rcq, &wc, 1, lossy ? 1000 : RC_WC_MS) == 1) {
+		const uint8_t *m = B->buf + (size_t)got * MSZ;
+		uint32_t idx;
+
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", rc_wc_str(&wc));
+		ASSERT_EQ(got, wc.wr_id);
+		ASSERT_EQ(MSZ, wc.byte_len);
+		memcpy(&idx, m, sizeof(idx));
+		ASSERT_LT(last, (long long)idx) TH_LOG("message %u after %lld", idx, last);
+		ASSERT_LT(idx, NMSG);
+		ASSERT_EQ(-1, rc_check_fill(m + 4, MSZ - 4, 1000 + idx))
+			TH_LOG("message %u (receive %u) not whole", idx, got);
+		last = idx;
+		if (++got == NMSG)
+			break;
+	}
+	TH_LOG("%u of %u messages arrived whole", got, NMSG);
+	if (lossy) {
+		/* One device sends to itself through lo: no netem there. */
+		if (variant->topo == RC_CROSS_DEV)
+			EXPECT_LT(got, NMSG);
+		EXPECT_GT(got, NMSG / 2);
+	} else {
+		EXPECT_EQ(NMSG, got);
+	}
+}
+
 /* A UC QP in ERR flushes its receives; its peer goes on sending. */
 TEST_F(uc, error_flushes_receives)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 	struct rc_wc_want w;
 
+	UC_LOSSLESS_ONLY();
 	for (int i = 0; i < 3; i++)
 		ASSERT_EQ(0, rc_post_recv(B->qp, 60 + i, B->buf + DST, 64,
 					  B->mr->lkey));

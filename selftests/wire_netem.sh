@@ -14,6 +14,8 @@
 #    is its own process, and a last ACK lost after the peer has exited
 #    fails any RC pair, a ConnectX's too. rc_ops, which holds both ends,
 #    loses ACKs too, NAKs not (its error tests check the NAK's status);
+#  - UC between shca9 and shca8 under 5 % loss: 300 messages of 4
+#    packets, each completed whole and in order or dropped, no send failed;
 #  - the peer vanishes (100 % loss under a running pingpong): the side
 #    with a request in flight fails with RETRY_EXC_ERR after (retry_cnt +
 #    1) local ACK timeouts, ibv_rc_pingpong's 8 x 67.1 ms, not sooner and
@@ -206,7 +208,7 @@ if ! modprobe sch_netem 2>/dev/null; then
 	exit 0
 fi
 rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
-echo "1..$((2 + 4 * ${#profiles[@]} - 1 + 1))"
+echo "1..$((2 + 4 * ${#profiles[@]} - 1 + 1 + 1))"
 
 # softhca <-> rdma_rxe under loss.
 if ! wire_bed_far || ! wire_bed_rxe || ! netem_requests loss 1%; then
@@ -259,5 +261,15 @@ for p in "${profiles[@]}"; do
 	counter_row "netem $p: the recovery's counters" $(profile_wants "$p")
 	netem_clear
 done
+# UC under 5 % loss: a message arrives whole or not at all, in order, and
+# no send fails (uc.c, messages_arrive_whole_or_not_at_all; its other
+# tests skip under SOFTHCA_UC_LOSS).
+if netem_set loss 5%; then
+	SOFTHCA_UC_LOSS=1 wire_suite "netem loss 5%: UC messages whole or lost, never short, shca9 <-> shca8" \
+		"shca9 shca8" uc
+else
+	nok "netem loss 5%: UC # netem"
+fi
+netem_clear
 vanish_row
 exit "$failed"

@@ -3,8 +3,9 @@
 # "Reliable connection on the wire"): namespace "far" holds veth0
 # (198.18.0.1) and shca9, namespace "near" veth1 (198.18.0.2) and shca8,
 # and force_wire sends everything between them as packets. rc_ops,
-# rc_errors, rc_threads, rc_stress, mkey_inv and mw (the suites make check
-# runs on the local fabric) run between shca9 and shca8 (SOFTHCA_RC_CROSS),
+# rc_errors, rc_threads, rc_stress, mkey_inv, mw and uc (UC's packets and
+# drops; the suites make check runs on the local fabric) run between shca9
+# and shca8 (SOFTHCA_RC_CROSS),
 # softhca's own semantics judged on both ends; shca9's wire counters must
 # grow in every row. Everything is put back at the end, also on failure.
 set -u
@@ -19,7 +20,7 @@ had_shca0=0
 
 trap 'wire_bed_restore; rm -rf "$out"' EXIT
 
-suites=(rc_ops rc_errors rc_threads rc_stress mkey_inv mw)
+suites=(rc_ops rc_errors rc_threads rc_stress mkey_inv mw uc)
 echo "TAP version 13"
 rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
 echo "1..$((${#suites[@]} + 1))"

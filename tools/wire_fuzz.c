@@ -4,7 +4,7 @@
  * socket (IP_HDRINCL: every header byte is ours, so the ICRC of a
  * well-formed packet can be computed here). Classes, interleaved at
  * random: random bytes, a good packet cut short, a good packet with its
- * ICRC flipped, an opcode softhca does not take (UC), a BTH version that
+ * ICRC flipped, an opcode softhca does not take (RD), a BTH version that
  * is not 0, a UD SEND to a QPN nobody has, a UD SEND to QP1 with a wrong
  * Q_Key, a UD SEND to QP1 with the right Q_Key but longer than any of
  * ib_mad's receive buffers, and with -f a burst of packets to an unknown
@@ -34,7 +34,7 @@
 #define ICRC_LEN	4
 #define GSI_QKEY	0x80010000u
 #define UD_SEND_ONLY	0x64
-#define UC_SEND_ONLY	0x24
+#define RD_SEND_ONLY	0x44	/* RD: a transport softhca has no rows for */
 #define NO_SUCH_QPN	0xfedcbau
 #define PKT_MAX		1500
 
@@ -180,7 +180,7 @@ static size_t craft(enum cls k, uint8_t *pkt)
 		return tot;
 	case BAD_OPCODE:
 		tot = good_ud(pkt, 1, GSI_QKEY, 64);
-		pkt[IP_LEN + UDP_LEN] = UC_SEND_ONLY;
+		pkt[IP_LEN + UDP_LEN] = RD_SEND_ONLY;
 		reseal(pkt, tot);
 		return tot;
 	case BAD_TVER:

@@ -15,7 +15,6 @@
 #include <linux/string.h>
 
 #include "engine.h"
-#include "wire.h"
 
 #define HCA_QPN_GSI		1
 #define HCA_QPN_MIN		2
@@ -438,10 +437,10 @@ static bool hca_qp_attrs_valid(struct hca *hca,
 }
 
 /*
- * What the QP's type allows: only its attributes (-EINVAL), a privileged
- * Q_Key only for a privileged QP (-EPERM): the WQE path uses the QP's own
- * Q_Key for any with bit 31 set, so a user QP never sends one (ud.c); and
- * a UC path only to a device of this host (-EOPNOTSUPP).
+ * What the QP's type allows: only its attributes (-EINVAL), and a
+ * privileged Q_Key only for a privileged QP (-EPERM): the WQE path uses
+ * the QP's own Q_Key for any with bit 31 set, so a user QP never sends
+ * one (ud.c).
  */
 static int hca_qp_attrs_allowed(const struct hca_qp *qp,
 				const struct hca_cmd_modify_qp_in *in)
@@ -454,10 +453,6 @@ static int hca_qp_attrs_allowed(const struct hca_qp *qp,
 	    (in->attrs.qkey & SOFTHCA_QKEY_PRIVILEGED) &&
 	    !(qp->flags & HCA_QP_PRIVILEGED))
 		return -EPERM;
-	/* UC has no packets yet: a peer off this host is refused. */
-	if (qp->type->unreliable && (in->attr_mask & HCA_QP_ATTR_PATH) &&
-	    hca_wire_needed(in->attrs.dgid))
-		return -EOPNOTSUPP;
 	return 0;
 }
 

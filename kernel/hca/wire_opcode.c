@@ -2,11 +2,12 @@
 /*
  * softhca HCA model: the BTH opcodes of the wire (IBTA Vol 1 Table 38).
  * One row per opcode softhca sends or takes: every RC operation of enum
- * hca_wire_op and UD's SEND_ONLY / SEND_ONLY_IMM. A row says the name
+ * hca_wire_op, UC's SENDs and WRITEs and UD's SEND_ONLY / SEND_ONLY_IMM.
+ * A row says the name
  * Wireshark prints, the extension headers after the BTH and what kind of
  * packet it is; the packet layer (wire_pkt.c) builds and checks headers
- * from these rows only. An opcode without a row (UC, RD, CNP, anything
- * else) is dropped on receive.
+ * from these rows only. An opcode without a row (RD, CNP, anything else)
+ * is dropped on receive.
  */
 #include <linux/build_bug.h>
 #include <linux/kernel.h>
@@ -14,6 +15,7 @@
 #include "wire.h"
 
 #define RC(op)	(HCA_WIRE_TP_RC | HCA_WOP_##op)
+#define UC(op)	(HCA_WIRE_TP_UC | HCA_WOP_##op)
 #define UD(op)	(HCA_WIRE_TP_UD | HCA_WOP_##op)
 
 #define ROW(code, name_, hdrs_, flags_)					\
@@ -67,13 +69,34 @@ static const struct hca_wire_opcode hca_wire_opcodes[256] = {
 	    REQ_SEND | HCA_WF_LAST),
 	ROW(RC(SEND_ONLY_INV), "RC Send Only Invalidate", HCA_WH_IETH,
 	    REQ_SEND | HCA_WF_ONLY),
+	/* UC: RC's SENDs and WRITEs, nothing else (IBTA Table 38). */
+	ROW(UC(SEND_FIRST), "UC Send First", 0, REQ_SEND | HCA_WF_FIRST),
+	ROW(UC(SEND_MIDDLE), "UC Send Middle", 0, REQ_SEND | HCA_WF_MIDDLE),
+	ROW(UC(SEND_LAST), "UC Send Last", 0, REQ_SEND | HCA_WF_LAST),
+	ROW(UC(SEND_LAST_IMM), "UC Send Last Immediate", HCA_WH_IMM,
+	    REQ_SEND | HCA_WF_LAST),
+	ROW(UC(SEND_ONLY), "UC Send Only", 0, REQ_SEND | HCA_WF_ONLY),
+	ROW(UC(SEND_ONLY_IMM), "UC Send Only Immediate", HCA_WH_IMM,
+	    REQ_SEND | HCA_WF_ONLY),
+	ROW(UC(WRITE_FIRST), "UC RDMA Write First", HCA_WH_RETH,
+	    REQ_WRITE | HCA_WF_FIRST),
+	ROW(UC(WRITE_MIDDLE), "UC RDMA Write Middle", 0,
+	    REQ_WRITE | HCA_WF_MIDDLE),
+	ROW(UC(WRITE_LAST), "UC RDMA Write Last", 0, REQ_WRITE | HCA_WF_LAST),
+	ROW(UC(WRITE_LAST_IMM), "UC RDMA Write Last Immediate", HCA_WH_IMM,
+	    REQ_WRITE | HCA_WF_SEND | HCA_WF_LAST),
+	ROW(UC(WRITE_ONLY), "UC RDMA Write Only", HCA_WH_RETH,
+	    REQ_WRITE | HCA_WF_ONLY),
+	ROW(UC(WRITE_ONLY_IMM), "UC RDMA Write Only Immediate",
+	    HCA_WH_RETH | HCA_WH_IMM, REQ_WRITE | HCA_WF_SEND | HCA_WF_ONLY),
 	ROW(UD(SEND_ONLY), "UD Send Only", HCA_WH_DETH, REQ_SEND | HCA_WF_ONLY),
 	ROW(UD(SEND_ONLY_IMM), "UD Send Only Immediate",
 	    HCA_WH_DETH | HCA_WH_IMM, REQ_SEND | HCA_WF_ONLY),
 };
 
-/* Rows of the table: 23 RC operations (enum hca_wire_op) and 2 UD ones. */
+/* Rows: 23 RC operations (enum hca_wire_op), 12 UC and 2 UD ones. */
 #define HCA_WIRE_RC_ROWS	23
+#define HCA_WIRE_UC_ROWS	12
 #define HCA_WIRE_UD_ROWS	2
 
 const struct hca_wire_opcode *hca_wire_opcode(u8 opcode)
@@ -102,5 +125,6 @@ static unsigned int hca_wire_opcode_rows(u8 tp)
 bool hca_wire_opcodes_ok(void)
 {
 	return hca_wire_opcode_rows(HCA_WIRE_TP_RC) == HCA_WIRE_RC_ROWS &&
+	       hca_wire_opcode_rows(HCA_WIRE_TP_UC) == HCA_WIRE_UC_ROWS &&
 	       hca_wire_opcode_rows(HCA_WIRE_TP_UD) == HCA_WIRE_UD_ROWS;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softhca HCA model: an RC QP's wire context (wire_rc.h). MODIFY_QP to RTR
+ * softhca HCA model: an RC or UC QP's wire context (wire_rc.h). MODIFY_QP to RTR
  * decides, from the destination GID, whether the QP's peer is a softhca
  * device of this host (the local fabric) or on the wire; a wire QP gets
  * its context, the address it sends to and from, its receive PSN, and at
@@ -46,7 +46,7 @@ int hca_wire_qp_rtr(struct hca_qp *qp)
 	unsigned long flags;
 	int err = 0;
 
-	if (qp->type->tp != SOFTHCA_TP_RC)
+	if (qp->type->tp == SOFTHCA_TP_UD)
 		return 0;
 	spin_lock_irqsave(&qp->lock, flags);
 	memcpy(dgid, qp->attrs.dgid, sizeof(dgid));

@@ -15,6 +15,8 @@
  * unacknowledged packet goes again alone, asking for an ACK (a probe:
  * resending the whole window into a congested receiver only congests it
  * more), retry_cnt times, then the oldest WQE fails with RETRY_EXC_ERR.
+ * A UC QP's WQEs go out the same way, as UC packets, and complete once
+ * sent (hca_wire_uc_step()).
  *
  * Called with the QP's exec_lock held, in process context.
  */
@@ -164,7 +166,9 @@ static void hca_wire_req_packet(struct hca_qp *qp, struct hca_wire_qp *wq,
 		h.atomic.compare = w->compare;
 		break;
 	}
-	if (last || r->probe || ++r->noack >= HCA_WIRE_ACKREQ_EVERY) {
+	if (qp->type->unreliable) {
+		h.opcode |= HCA_WIRE_TP_UC;	/* and no ACK to ask for */
+	} else if (last || r->probe || ++r->noack >= HCA_WIRE_ACKREQ_EVERY) {
 		h.flags |= HCA_BTH_ACKREQ;
 		r->noack = 0;
 	}
@@ -402,6 +406,55 @@ static bool hca_wire_req_expired(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	return false;
 }
 
+/*
+ * UC: every packet of the WQE at sq_ci goes out at once, PSNs from
+ * next_psn on, no ACK asked for and none awaited: the WQE completes once
+ * they are sent. A packet lost on the way loses its message at the
+ * responder, never the QP (a flight of its own, not kept).
+ */
+static enum hca_step hca_wire_uc_step(struct hca_exec_ctx *ctx,
+				      struct hca_qp *qp, u16 posted)
+{
+	struct hca_engine_qp *e = qp->eng;
+	struct hca_wire_qp *wq = e->wire;
+	struct hca_wqe *w = &ctx->wqe;
+	struct hca_wire_flight f = { 0 };
+	int err;
+
+	if (READ_ONCE(qp->state) != HCA_QPS_RTS &&
+	    READ_ONCE(qp->state) != HCA_QPS_SQD)
+		return HCA_STEP_DONE;
+	err = hca_wqe_fetch_at(ctx, qp, qp->sq_ci, posted);
+	if (!err)
+		err = hca_wqe_parse_rc(qp, w, ctx->wqe_buf);
+	if (err) {
+		hca_sq_fail(qp, w, err == -EMSGSIZE ?
+			    SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR :
+			    SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+		return HCA_STEP_DONE;
+	}
+	if (hca_wire_req_ops[w->opcode].kind != HCA_WREQ_SEGMENTED) {
+		hca_sq_local(ctx, qp, w);
+		return HCA_STEP_DONE;
+	}
+	if (hca_sgl_get(qp->hca, qp->pdn, w->op->local_access, &w->local,
+			w->local.len, &e->lkeys)) {
+		hca_sq_fail(qp, w, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
+		return HCA_STEP_DONE;
+	}
+	f.opcode = w->opcode;
+	f.psn = wq->req.next_psn;
+	f.len = w->local.len;
+	f.npkts = hca_wire_npkts(wq, w->opcode, f.len);
+	while (f.sent < f.npkts)
+		hca_wire_req_packet(qp, wq, &f, w);
+	hca_sgl_put(&w->local);
+	hca_count(e->req_cnt, HCA_QCNT_TX_REQUESTS, 1);
+	hca_count(e->req_cnt, HCA_QCNT_TX_BYTES, f.len);
+	hca_sq_complete(qp, w);
+	return HCA_STEP_DONE;
+}
+
 enum hca_step hca_wire_req_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 				u16 posted, s64 now)
 {
@@ -409,6 +462,9 @@ enum hca_step hca_wire_req_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	struct hca_wire_req *r = &e->wire->req;
 	const struct hca_path *p = hca_path_get(qp);
 	enum hca_qp_state state;
+
+	if (qp->type->unreliable)
+		return hca_wire_uc_step(ctx, qp, posted);
 
 	if (!r->nfl && r->sq_sent == qp->sq_ci) {
 		/* Idle: a new start gets fresh retry counters. */

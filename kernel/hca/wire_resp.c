@@ -19,6 +19,11 @@
  * NAK, a malformed request an invalid request NAK, both moving the QP to
  * ERR with the affiliated event (as the local responder, responder.c).
  *
+ * UC packets (a UC QP on the wire) take the same path without the
+ * answers: no ACK, no NAK, no duplicates; a message that cannot be taken
+ * or has a packet missing is dropped and counted (hca_wire_uc_in_order(),
+ * hca_wire_uc_refuse()).
+ *
  * Everything in a packet is the network's, checked before it is used:
  * the source address must be the QP's peer, lengths must fit the message
  * and the path MTU, rkeys are checked over the whole range.
@@ -75,6 +80,8 @@ void hca_wire_send_ack(struct hca_qp *qp, u8 syndrome, u32 psn)
 	struct sk_buff *skb;
 	u8 *payload;
 
+	if (qp->type->unreliable)
+		return;		/* UC answers nothing */
 	hca_wire_count_nak(qp->eng->resp_cnt, syndrome, true);
 	hca_wire_hdr_to_peer(&h, wq, HCA_WOP_ACK, psn);
 	h.aeth.syndrome = syndrome;
@@ -93,6 +100,39 @@ static void hca_wire_resp_ack(struct hca_qp *qp,
 }
 
 /*
+ * UC: the message @pkt belongs to is lost (@cnt says why): the rest of it
+ * follows in order and is dropped, until a packet begins a message.
+ */
+static void hca_wire_uc_drop(struct hca_qp *qp, const struct hca_wire_pkt *pkt,
+			     enum hca_q_counter cnt)
+{
+	struct hca_wire_resp *rs = &qp->eng->wire->resp;
+
+	rs->msg = 0;
+	rs->epsn = hca_psn_add(pkt->h.psn, 1);
+	hca_count(qp->eng->resp_cnt, cnt, 1);
+}
+
+/*
+ * UC refuses nothing aloud: a request it cannot take is dropped (IBA
+ * 9.9.3, class D). Only a fault of its own receive WQE (REMOTE_OP_ERR: a
+ * bad WQE or lkey, its error CQE written) moves it to ERR, as on the local
+ * fabric.
+ */
+static void hca_wire_uc_refuse(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+			       const struct hca_wire_pkt *pkt, u8 code)
+{
+	if (code == HCA_NAK_REMOTE_OP_ERR) {
+		qp->eng->wire->resp.msg = 0;
+		if (hca_qp_set_err(qp))
+			hca_engine_defer(ctx, qp);
+		return;
+	}
+	hca_wire_uc_drop(qp, pkt, code == HCA_NAK_REMOTE_ACCESS ?
+			 HCA_QCNT_RX_ACCESS_DROPS : HCA_QCNT_RX_LEN_DROPS);
+}
+
+/*
  * Refuse the request with NAK @code; the QP goes to ERR and, for an RDMA
  * request (no receive WQE tells the owner), raises @event.
  */
@@ -100,6 +140,10 @@ static void hca_wire_resp_refuse(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 				 const struct hca_wire_pkt *pkt, u8 code,
 				 u8 event)
 {
+	if (qp->type->unreliable) {
+		hca_wire_uc_refuse(ctx, qp, pkt, code);
+		return;
+	}
 	hca_wire_send_ack(qp, HCA_AETH_NAK | code, pkt->h.psn);
 	if (hca_qp_set_err(qp)) {
 		if (event)
@@ -216,6 +260,10 @@ static bool hca_wire_resp_rnr(struct hca_qp *qp, const struct hca_wire_pkt *pkt)
 {
 	if (!hca_rq_is_empty(qp))
 		return false;
+	if (qp->type->unreliable) {	/* UC: no RNR, the message is lost */
+		hca_wire_uc_drop(qp, pkt, HCA_QCNT_OUT_OF_BUFFER);
+		return true;
+	}
 	hca_count(qp->eng->resp_cnt, HCA_QCNT_RNR_NAKS_SENT, 1);
 	hca_count(qp->eng->resp_cnt, HCA_QCNT_OUT_OF_BUFFER, 1);
 	hca_wire_send_ack(qp, HCA_AETH_RNR_NAK |
@@ -248,6 +296,11 @@ static void hca_wire_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		return;
 	}
 	end = (u64)rs->msg_off + pkt->paylen;
+	if (end > ctx->remote.len && qp->type->unreliable) {
+		/* UC: dropped, the WQE left for the next message. */
+		hca_wire_uc_drop(qp, pkt, HCA_QCNT_RX_LEN_DROPS);
+		return;
+	}
 	if (end > ctx->remote.len) {
 		hca_wire_resp_rwqe_err(ctx, qp, pkt,
 				       SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR,
@@ -536,26 +589,22 @@ static bool hca_wire_resp_in_sequence(const struct hca_wire_resp *rs,
 	       hca_wire_msg_kind(op) == rs->msg;
 }
 
-static void hca_wire_resp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+/*
+ * RC: the packet at epsn that continues the message is taken; one behind
+ * is a duplicate, one ahead a gap (one sequence NAK), one at epsn that
+ * does not fit the message an invalid request.
+ */
+static bool hca_wire_rc_in_order(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 				 const struct hca_wire_pkt *pkt)
 {
 	struct hca_engine_qp *e = qp->eng;
 	struct hca_wire_resp *rs = &e->wire->resp;
-	enum hca_qp_state state = READ_ONCE(qp->state);
-	s32 d;
+	s32 d = hca_psn_diff(pkt->h.psn, rs->epsn);
 
-	if (!hca_qp_state_receives(state))
-		return;
-	if (unlikely(state == HCA_QPS_RTR) && !e->comm_est) {
-		e->comm_est = true;
-		hca_eq_qp_event(qp->hca, SOFTHCA_EVENT_TYPE_COMM_EST, qp->qpn,
-				SOFTHCA_EVENT_QUEUE_TYPE_QP);
-	}
-	d = hca_psn_diff(pkt->h.psn, rs->epsn);
 	if (d < 0) {
 		hca_count(e->resp_cnt, HCA_QCNT_DUPLICATE_REQUEST, 1);
 		hca_wire_resp_duplicate(ctx, qp, pkt);
-		return;
+		return false;
 	}
 	if (d > 0) {
 		hca_count(e->resp_cnt, HCA_QCNT_OUT_OF_SEQUENCE, 1);
@@ -564,13 +613,59 @@ static void hca_wire_resp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			hca_wire_send_ack(qp, HCA_AETH_NAK |
 					  HCA_NAK_PSN_SEQ_ERR, rs->epsn);
 		rs->nak_sent = true;
-		return;
+		return false;
 	}
 	rs->nak_sent = false;
 	if (!hca_wire_resp_in_sequence(rs, pkt->op)) {
 		hca_wire_resp_invalid(ctx, qp, pkt);
-		return;
+		return false;
 	}
+	return true;
+}
+
+/*
+ * UC (IBA 9.8.3): nothing is sent again, so nothing is a duplicate and no
+ * NAK asks. A packet that is not the next of the message in progress ends
+ * that message (lost: counted as out of sequence or behind); one that
+ * begins a message starts over from its own PSN, any other is dropped
+ * with the rest of its message.
+ */
+static bool hca_wire_uc_in_order(struct hca_qp *qp,
+				 const struct hca_wire_pkt *pkt)
+{
+	struct hca_wire_resp *rs = &qp->eng->wire->resp;
+	s32 d = hca_psn_diff(pkt->h.psn, rs->epsn);
+
+	if (!d && hca_wire_resp_in_sequence(rs, pkt->op))
+		return true;
+	if (d)
+		hca_count(qp->eng->resp_cnt, d > 0 ? HCA_QCNT_OUT_OF_SEQUENCE :
+			  HCA_QCNT_DUPLICATE_REQUEST, 1);
+	rs->msg = 0;
+	if (pkt->op->flags & HCA_WF_FIRST) {
+		rs->epsn = pkt->h.psn;
+		return true;
+	}
+	rs->epsn = hca_psn_add(pkt->h.psn, 1);
+	return false;
+}
+
+static void hca_wire_resp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+				 const struct hca_wire_pkt *pkt)
+{
+	struct hca_engine_qp *e = qp->eng;
+	enum hca_qp_state state = READ_ONCE(qp->state);
+
+	if (!hca_qp_state_receives(state))
+		return;
+	if (unlikely(state == HCA_QPS_RTR) && !e->comm_est) {
+		e->comm_est = true;
+		hca_eq_qp_event(qp->hca, SOFTHCA_EVENT_TYPE_COMM_EST, qp->qpn,
+				SOFTHCA_EVENT_QUEUE_TYPE_QP);
+	}
+	if (qp->type->unreliable ? !hca_wire_uc_in_order(qp, pkt) :
+				   !hca_wire_rc_in_order(ctx, qp, pkt))
+		return;
 	if (pkt->op->flags & HCA_WF_WRITE)
 		hca_wire_resp_write(ctx, qp, pkt);
 	else if (pkt->op->flags & HCA_WF_SEND)
@@ -652,8 +747,9 @@ void hca_wire_rc_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 	e = qp->eng;
 	/* e->wire, once set, is freed only with the QP (wire_qp.c). */
 	wq = READ_ONCE(e->wire);
-	if (qp->type->tp != SOFTHCA_TP_RC || !wq) {
-		/* Not an RC QP on the wire: as if there were none. */
+	if (!wq || (pkt->h.opcode & HCA_WIRE_TP_MASK) !=
+		   (qp->type->unreliable ? HCA_WIRE_TP_UC : HCA_WIRE_TP_RC)) {
+		/* Not a QP of the packet's transport on the wire: none. */
 		hca_wire_count(hca, HCA_HCNT_WIRE_RX_UNKNOWN_QPN, 1);
 		goto put;
 	}
