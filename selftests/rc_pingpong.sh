@@ -23,27 +23,8 @@ added_shca1=0
 # shellcheck source=selftests/lib/tools.sh
 . "$here/lib/tools.sh"
 
-cleanup() {
-	jobs -p | xargs -r kill -9 2>/dev/null
-	[ "$added_shca1" = 1 ] && rdma link del shca1
-	rm -rf "$out"
-}
-trap cleanup EXIT
-
-echo "TAP version 13"
-
-# veth0 and veth1 share a namespace: without accept_local, ARP between
-# 198.18.0.1 and 198.18.0.2 fails (the reply comes from a local address)
-# and ib_core cannot resolve the peer's MAC for shca0 <-> shca1.
-# scripts/vm-run turns it on at boot.
-if [ "$(cat /proc/sys/net/ipv4/conf/all/accept_local)" != 1 ]; then
-	echo "Bail out! net.ipv4.conf.all.accept_local is not 1 (scripts/vm-run sets it)"
-	exit 1
-fi
-
-# SOFTHCA_RC_LINK_TYPE=rxe: the same over rdma_rxe (shca0 made by hand as
-# rxe too), to check the script itself against a known implementation.
-shca1_gids || exit 1
+# SOFTHCA_RC_LINK_TYPE=rxe: the same over rdma_rxe, to check the script.
+tools_two_dev_begin || exit 1
 
 pp_sizes=(1 64 4096 65536 1048576)
 pt_tests=(ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat

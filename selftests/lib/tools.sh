@@ -44,6 +44,59 @@ shca1_gids() {
 	return 1
 }
 
+# tools_two_dev_begin: the start the two-device tool suites share: an EXIT
+# trap (tools_cleanup: what runs is killed, shca1 deleted if the suite
+# added it, $out removed), the TAP header, accept_local checked (veth0 and
+# veth1 share a namespace: without it the ARP reply between their
+# addresses comes from a local address and is dropped, so ib_core cannot
+# resolve shca0 <-> shca1; scripts/vm-run turns it on), then shca1_gids.
+# 1, having said why, if the bed is not there.
+tools_two_dev_begin() {
+	trap tools_cleanup EXIT
+	echo "TAP version 13"
+	if [ "$(cat /proc/sys/net/ipv4/conf/all/accept_local)" != 1 ]; then
+		echo "Bail out! net.ipv4.conf.all.accept_local is not 1 (scripts/vm-run sets it)"
+		return 1
+	fi
+	shca1_gids
+}
+# shellcheck disable=SC2317 # the EXIT trap's
+tools_cleanup() {
+	jobs -p | xargs -r kill -9 2>/dev/null
+	[ "$added_shca1" = 1 ] && rdma link del shca1
+	rm -rf "$out"
+}
+
+# tp_rows TP PINGPONG: the rows of a transport's stock tools, on shca0
+# alone and from shca0 to shca1: PINGPONG -c (it checks every buffer) at
+# each size of pp_sizes x pp_n, then perftest's "TEST SIZE" of pt_runs
+# with -c TP x pt_n (the caller sets pp_sizes, pt_runs, pp_n and pt_n,
+# and g0 / g1 through tools_two_dev_begin). 2 x (both lists) rows.
+tp_rows() {
+	local tp=$1 pp=$2 t label sd sg cd cg s r p chk
+	local topos=("shca0 shca0 $g0 shca0 $g0" "shca0-shca1 shca1 $g1 shca0 $g0")
+
+	for t in "${topos[@]}"; do
+		read -r label sd sg cd cg <<<"$t"
+		for s in "${pp_sizes[@]}"; do
+			run "$pp $label size $s x $pp_n" "check_pingpong $s $pp_n" \
+				"$pp" -d "$sd" -g "$sg" -s "$s" -n "$pp_n" -c -- \
+				"$pp" -d "$cd" -g "$cg" -s "$s" -n "$pp_n" -c
+		done
+	done
+	for t in "${topos[@]}"; do
+		read -r label sd sg cd cg <<<"$t"
+		for r in "${pt_runs[@]}"; do
+			read -r p s <<<"$r"
+			chk=check_bw
+			case $p in *_lat) chk=check_lat ;; esac
+			run "$p -c $tp $label size $s -n $pt_n" "$chk $s $pt_n" \
+				"$p" -c "$tp" -d "$sd" -x "$sg" -s "$s" -n "$pt_n" -F -- \
+				"$p" -c "$tp" -d "$cd" -x "$cg" -s "$s" -n "$pt_n" -F
+		done
+	done
+}
+
 # only_ib_mad_left: within 10 s shca0 and shca1 (both must exist) each
 # hold only ib_mad's PD, CQ and GSI QP, and no cm_id exists; else 1, with
 # `rdma res` printed.
