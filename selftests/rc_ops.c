@@ -64,24 +64,6 @@ FIXTURE_TEARDOWN(ops)
 #define B (&self->p.e[1])
 
 
-static void expect_bytes(struct __test_metadata *_metadata, const void *buf,
-			 size_t len, uint32_t seed, const char *what)
-{
-	long bad = rc_check_fill(buf, len, seed);
-
-	EXPECT_EQ(-1, bad) TH_LOG("%s: %zu bytes, first wrong byte at %ld", what, len, bad);
-}
-
-static void expect_canary(struct __test_metadata *_metadata, const uint8_t *p,
-			  size_t len, uint8_t v, const char *what)
-{
-	size_t i;
-
-	for (i = 0; i < len && p[i] == v; i++)
-		;
-	EXPECT_EQ(len, i) TH_LOG("%s: byte %zu is %#x, want untouched %#x", what, i,
-				 i < len ? p[i] : 0, v);
-}
 
 /* SEND of one size, B receiving into DST with a canary after the payload. */
 static void send_one(struct __test_metadata *_metadata, struct rc_pair *p,
@@ -105,8 +87,8 @@ static void send_one(struct __test_metadata *_metadata, struct rc_pair *p,
 	if (imm)
 		w = rc_want_imm(w, 0x12345678 + (uint32_t)id);
 	rc_expect_wc(_metadata, b->rcq, &w);
-	expect_bytes(_metadata, b->buf + DST, len, id, "received payload");
-	expect_canary(_metadata, b->buf + DST + len, 64, 0xee, "after the payload");
+	rc_expect_bytes(_metadata, b->buf + DST, len, id, "received payload");
+	rc_expect_canary(_metadata, b->buf + DST + len, 64, 0xee, "after the payload");
 }
 
 /* Sizes: empty, one byte, around a 16-byte DS and a 64-byte WQEBB, around
@@ -181,7 +163,7 @@ TEST_F(ops, send_both_directions)
 		rc_expect_wc(_metadata, s->scq, &w);
 		w = rc_want_recv(500 + i, IBV_WC_RECV, 3000, r, s);
 		rc_expect_wc(_metadata, r->rcq, &w);
-		expect_bytes(_metadata, r->buf + DST, 3000, 77 + i, "payload");
+		rc_expect_bytes(_metadata, r->buf + DST, 3000, 77 + i, "payload");
 	}
 }
 
@@ -202,8 +184,8 @@ TEST_F(ops, rdma_write)
 					  IBV_SEND_SIGNALED, 0));
 		w = rc_want_req(i, IBV_WC_RDMA_WRITE, len, A);
 		rc_expect_wc(_metadata, A->scq, &w);
-		expect_bytes(_metadata, B->buf + DST, len, 10 + i, "written");
-		expect_canary(_metadata, B->buf + DST + len, 64, 0xee, "after the write");
+		rc_expect_bytes(_metadata, B->buf + DST, len, 10 + i, "written");
+		rc_expect_canary(_metadata, B->buf + DST + len, 64, 0xee, "after the write");
 	}
 	rc_expect_quiet(_metadata, B->rcq, "plain WRITE on the responder");
 	/* The receive is still the first one: a SEND now completes it. */
@@ -238,9 +220,9 @@ TEST_F(ops, rdma_write_with_imm)
 		w = rc_want_imm(rc_want_recv(700 + i, IBV_WC_RECV_RDMA_WITH_IMM, len, B, A),
 			     0xc0ffee00 + i);
 		rc_expect_wc(_metadata, B->rcq, &w);
-		expect_bytes(_metadata, B->buf + DST, len, 20 + i, "written");
-		expect_canary(_metadata, B->buf + DST + len, 64, 0xee, "after the write");
-		expect_canary(_metadata, B->buf + SRC, 256, 0xdd, "receive buffer");
+		rc_expect_bytes(_metadata, B->buf + DST, len, 20 + i, "written");
+		rc_expect_canary(_metadata, B->buf + DST + len, 64, 0xee, "after the write");
+		rc_expect_canary(_metadata, B->buf + SRC, 256, 0xdd, "receive buffer");
 	}
 }
 
@@ -259,8 +241,8 @@ TEST_F(ops, rdma_read)
 					  IBV_SEND_SIGNALED, 0));
 		w = rc_want_req(i, IBV_WC_RDMA_READ, len, A);
 		rc_expect_wc(_metadata, A->scq, &w);
-		expect_bytes(_metadata, A->buf + DST, len, 30 + i, "read");
-		expect_canary(_metadata, A->buf + DST + len, 64, 0xee, "after the read");
+		rc_expect_bytes(_metadata, A->buf + DST, len, 30 + i, "read");
+		rc_expect_canary(_metadata, A->buf + DST + len, 64, 0xee, "after the read");
 	}
 	rc_expect_quiet(_metadata, B->rcq, "READ on the responder");
 	rc_expect_quiet(_metadata, B->scq, "READ on the responder's send CQ");
@@ -305,8 +287,8 @@ TEST_F(ops, atomic_cmp_and_swp)
 	rc_expect_wc(_metadata, A->scq, &w);
 	EXPECT_EQ(7, *old);
 	EXPECT_EQ(8, *(uint64_t *)(B->buf + DST + 72));
-	expect_canary(_metadata, B->buf + DST + 64, 8, 0xee, "before the atomic");
-	expect_canary(_metadata, B->buf + DST + 80, 8, 0xee, "after the atomic");
+	rc_expect_canary(_metadata, B->buf + DST + 64, 8, 0xee, "before the atomic");
+	rc_expect_canary(_metadata, B->buf + DST + 80, 8, 0xee, "after the atomic");
 	rc_expect_quiet(_metadata, B->rcq, "atomics on the responder");
 }
 
@@ -368,9 +350,9 @@ TEST_F(ops, sge_lists)
 	EXPECT_EQ(0, memcmp(b + DST, a + 1000, 100));
 	EXPECT_EQ(0, memcmp(b + DST + 100, a + 5000, 28));
 	EXPECT_EQ(0, memcmp(b + DST + 4096, a + 5000 + 28, 172));
-	expect_canary(_metadata, b + DST + 128, 2000 - 128, 0xee, "past SGE 0");
-	expect_canary(_metadata, b + DST + 2000, 64, 0xee, "zero-length SGE");
-	expect_canary(_metadata, b + DST + 4096 + 172, 64, 0xee, "past the payload");
+	rc_expect_canary(_metadata, b + DST + 128, 2000 - 128, 0xee, "past SGE 0");
+	rc_expect_canary(_metadata, b + DST + 2000, 64, 0xee, "zero-length SGE");
+	rc_expect_canary(_metadata, b + DST + 4096 + 172, 64, 0xee, "past the payload");
 
 	/* WRITE gathering the same three SGEs. */
 	memset(b + DST, 0xee, 400);
@@ -383,7 +365,7 @@ TEST_F(ops, sge_lists)
 	rc_expect_wc(_metadata, A->scq, &w);
 	EXPECT_EQ(0, memcmp(b + DST, a + 1000, 100));
 	EXPECT_EQ(0, memcmp(b + DST + 100, a + 5000, 200));
-	expect_canary(_metadata, b + DST + 300, 64, 0xee, "past the write");
+	rc_expect_canary(_metadata, b + DST + 300, 64, 0xee, "past the write");
 
 	/* READ scattering 300 remote bytes into [100][0][200]. */
 	rc_fill(b + SRC, 300, 3);
@@ -397,8 +379,8 @@ TEST_F(ops, sge_lists)
 	rc_expect_wc(_metadata, A->scq, &w);
 	EXPECT_EQ(0, memcmp(a + 1000, b + SRC, 100));
 	EXPECT_EQ(0, memcmp(a + 5000, b + SRC + 100, 200));
-	expect_canary(_metadata, a + 1100, 64, 0xee, "past read SGE 0");
-	expect_canary(_metadata, a + 5200, 64, 0xee, "past read SGE 2");
+	rc_expect_canary(_metadata, a + 1100, 64, 0xee, "past read SGE 0");
+	rc_expect_canary(_metadata, a + 5200, 64, 0xee, "past read SGE 2");
 }
 
 TEST_F(ops, max_sge)
@@ -466,8 +448,8 @@ TEST_F(ops, inline_send_and_write)
 		rc_expect_wc(_metadata, A->scq, &w);
 		w = rc_want_recv(i, IBV_WC_RECV, len, B, A);
 		rc_expect_wc(_metadata, B->rcq, &w);
-		expect_bytes(_metadata, B->buf + DST, len, 40 + i, "inline SEND");
-		expect_canary(_metadata, B->buf + DST + len, 64, 0xee, "after inline SEND");
+		rc_expect_bytes(_metadata, B->buf + DST, len, 40 + i, "inline SEND");
+		rc_expect_canary(_metadata, B->buf + DST + len, 64, 0xee, "after inline SEND");
 
 		/* WRITE */
 		rc_fill(src, len, 60 + i);
@@ -479,8 +461,8 @@ TEST_F(ops, inline_send_and_write)
 		memset(src, 0, sizeof(src));
 		w = rc_want_req(200 + i, IBV_WC_RDMA_WRITE, len, A);
 		rc_expect_wc(_metadata, A->scq, &w);
-		expect_bytes(_metadata, B->buf + DST, len, 60 + i, "inline WRITE");
-		expect_canary(_metadata, B->buf + DST + len, 64, 0xee, "after inline WRITE");
+		rc_expect_bytes(_metadata, B->buf + DST, len, 60 + i, "inline WRITE");
+		rc_expect_canary(_metadata, B->buf + DST + len, 64, 0xee, "after inline WRITE");
 	}
 }
 
@@ -574,7 +556,7 @@ TEST_F(ops, inline_too_long_stops_the_chain)
 		rc_expect_wc(_metadata, A->scq, &w);
 		w = rc_want_recv(10 + k, IBV_WC_RECV, len[k], B, A);
 		rc_expect_wc(_metadata, B->rcq, &w);
-		expect_bytes(_metadata, B->buf + DST + 4096 * k, len[k], k, "posted WR");
+		rc_expect_bytes(_metadata, B->buf + DST + 4096 * k, len[k], k, "posted WR");
 	}
 	rc_expect_quiet(_metadata, A->scq, "after bad_wr");
 	rc_expect_quiet(_metadata, B->rcq, "after bad_wr");
@@ -682,7 +664,7 @@ TEST_F(ops, unsignaled_then_signaled)
 	rc_expect_wc(_metadata, A->scq, &w);
 	rc_expect_quiet(_metadata, A->scq, "unsignaled WRs");
 	for (int i = 0; i < 6; i++)
-		expect_bytes(_metadata, B->buf + DST + 4096 * i, 4096, 50 + i, "write");
+		rc_expect_bytes(_metadata, B->buf + DST + 4096 * i, 4096, 50 + i, "write");
 
 	/* Ten times the SQ depth with one WR in eight signaled: each
 	 * signaled completion frees the SQ slots of the WRs before it, so
@@ -814,7 +796,7 @@ TEST_F(ops, sq_full_is_enomem_with_bad_wr)
 	for (uint32_t i = 0; i < n; i++) {
 		w = rc_want_req(i, IBV_WC_RDMA_WRITE, 16, A);
 		rc_expect_wc(_metadata, A->scq, &w);
-		expect_bytes(_metadata, B->buf + DST + 16 * i, 16, 5, "write");
+		rc_expect_bytes(_metadata, B->buf + DST + 16 * i, 16, 5, "write");
 	}
 	rc_expect_quiet(_metadata, A->scq, "WRs after bad_wr");
 	/* Polled: room again for the rest. */
@@ -871,7 +853,7 @@ TEST_F(ops, zero_length_recv_takes_write_with_imm)
 	rc_expect_wc(_metadata, A->scq, &w);
 	w = rc_want_imm(rc_want_recv(31, IBV_WC_RECV_RDMA_WITH_IMM, 4096, B, A), 0xa1b2c3d4);
 	rc_expect_wc(_metadata, B->rcq, &w);
-	expect_bytes(_metadata, B->buf + DST, 4096, 8, "written");
+	rc_expect_bytes(_metadata, B->buf + DST, 4096, 8, "written");
 }
 
 TEST_F(ops, zero_length_recv_takes_zero_byte_send)
@@ -990,7 +972,7 @@ TEST_F(ops, sqd_holds_new_wrs)
 	rc_expect_wc(_metadata, A->scq, &w);
 	w = rc_want_recv(1, IBV_WC_RECV, 100, B, A);
 	rc_expect_wc(_metadata, B->rcq, &w);
-	expect_bytes(_metadata, B->buf + DST, 100, 4, "payload");
+	rc_expect_bytes(_metadata, B->buf + DST, 100, 4, "payload");
 }
 
 /* A WQE that started (waiting on RNR) is finished in SQD, with

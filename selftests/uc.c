@@ -77,23 +77,6 @@ FIXTURE_TEARDOWN(uc)
 #define A (&self->p.e[0])
 #define B (&self->p.e[1])
 
-static void expect_canary(struct __test_metadata *_metadata, const uint8_t *p,
-			  size_t len, uint8_t v, const char *what)
-{
-	size_t i;
-
-	for (i = 0; i < len && p[i] == v; i++)
-		;
-	EXPECT_EQ(len, i) TH_LOG("%s: byte %zu is %#x, want %#x", what, i,
-				 i < len ? p[i] : 0, v);
-}
-
-static void expect_fill(struct __test_metadata *_metadata, const uint8_t *p,
-			size_t len, uint32_t seed, const char *what)
-{
-	EXPECT_EQ(-1, rc_check_fill(p, len, seed)) TH_LOG("%s", what);
-}
-
 /*
  * A plain WRITE's bytes at @p: UC completes at the requester once the
  * message is sent, so on the wire they may land a little later. Polls
@@ -156,8 +139,8 @@ static void send_one(struct __test_metadata *_metadata, struct rc_pair *p,
 	if (imm)
 		w = rc_want_imm(w, imm_v);
 	rc_expect_wc(_metadata, b->rcq, &w);
-	expect_fill(_metadata, b->buf + DST, len, (uint32_t)id, "received");
-	expect_canary(_metadata, b->buf + DST + len, 64, 0xee, "after it");
+	rc_expect_bytes(_metadata, b->buf + DST, len, (uint32_t)id, "received");
+	rc_expect_canary(_metadata, b->buf + DST + len, 64, 0xee, "after it");
 }
 
 TEST_F(uc, send_and_send_with_imm)
@@ -199,8 +182,8 @@ TEST_F(uc, rdma_write_and_write_with_imm)
 		w = rc_want_imm(rc_want_recv(700 + i, IBV_WC_RECV_RDMA_WITH_IMM, len,
 					     B, A), imm_v);
 		rc_expect_wc(_metadata, B->rcq, &w);
-		expect_fill(_metadata, B->buf + DST, len, 80 + i, "written with imm");
-		expect_canary(_metadata, B->buf + DST + len, 64, 0xee, "after it");
+		rc_expect_bytes(_metadata, B->buf + DST, len, 80 + i, "written with imm");
+		rc_expect_canary(_metadata, B->buf + DST + len, 64, 0xee, "after it");
 	}
 }
 
@@ -324,7 +307,7 @@ TEST_F(uc, send_without_receive_is_dropped)
 	rc_expect_wc(_metadata, A->scq, &w);
 	w = rc_want_recv(33, IBV_WC_RECV, 100, B, A);
 	rc_expect_wc(_metadata, B->rcq, &w);
-	expect_fill(_metadata, B->buf + DST, 100, 2, "the message after the drop");
+	rc_expect_bytes(_metadata, B->buf + DST, 100, 2, "the message after the drop");
 }
 
 /* Longer than B's receive: dropped (rx_len_drops), the receive kept. */
@@ -350,7 +333,7 @@ TEST_F(uc, send_longer_than_receive_is_dropped)
 	rc_expect_wc(_metadata, A->scq, &w);
 	w = rc_want_recv(40, IBV_WC_RECV, 100, B, A);
 	rc_expect_wc(_metadata, B->rcq, &w);
-	expect_fill(_metadata, B->buf + DST, 100, 4, "the fitting message");
+	rc_expect_bytes(_metadata, B->buf + DST, 100, 4, "the fitting message");
 }
 
 /*
@@ -384,7 +367,7 @@ TEST_F(uc, write_without_rights_is_dropped)
 	w = rc_want_req(3, IBV_WC_RDMA_WRITE, 64, A);
 	rc_expect_wc(_metadata, A->scq, &w);
 	EXPECT_EQ(ad + 3, counter_reaches(b_dev(&self->p), "rx_access_drops", ad + 3));
-	expect_canary(_metadata, B->buf + DST, 4096, 0xee, "nothing written");
+	rc_expect_canary(_metadata, B->buf + DST, 4096, 0xee, "nothing written");
 	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(B->qp));
 
 	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
@@ -422,7 +405,7 @@ TEST_F(uc, read_wqe_written_by_hand_fails)
 	ASSERT_EQ(0, ret);
 	rc_expect_err(_metadata, A->scq, 9, IBV_WC_LOC_QP_OP_ERR, A);
 	EXPECT_EQ(IBV_QPS_ERR, rc_wait_qp_state(A->qp, IBV_QPS_ERR, 1000));
-	expect_canary(_metadata, A->buf + SRC, 64, 0x11, "nothing read");
+	rc_expect_canary(_metadata, A->buf + SRC, 64, 0x11, "nothing read");
 }
 
 #define NMSG	300

@@ -273,6 +273,29 @@ static inline void rc_expect_quiet(struct __test_metadata *_metadata, struct ibv
 	EXPECT_EQ(0, rc_poll_none(cq, RC_QUIET_MS)) TH_LOG("%s: %s", what, rc_err);
 }
 
+/* @len bytes at @buf are rc_fill()'s of @seed. */
+static inline void rc_expect_bytes(struct __test_metadata *_metadata,
+				   const void *buf, size_t len, uint32_t seed,
+				   const char *what)
+{
+	long bad = rc_check_fill(buf, len, seed);
+
+	EXPECT_EQ(-1, bad) TH_LOG("%s: %zu bytes, first wrong byte at %ld", what, len, bad);
+}
+
+/* @len bytes at @p are all @v: nothing wrote there. */
+static inline void rc_expect_canary(struct __test_metadata *_metadata,
+				    const uint8_t *p, size_t len, uint8_t v,
+				    const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < len && p[i] == v; i++)
+		;
+	EXPECT_EQ(len, i) TH_LOG("%s: byte %zu is %#x, want untouched %#x", what, i,
+				 i < len ? p[i] : 0, v);
+}
+
 /* The fixture's pair replaced by one made from a modified configuration. */
 static inline void rc_reopen(struct __test_metadata *_metadata, struct rc_pair *p,
 			     void (*tweak)(struct rc_cfg *c))
