@@ -14,10 +14,13 @@
  * completes with success; the responder stays in RTS, its receive is left
  * for the next message, and the drop counters (out_of_buffer,
  * rx_len_drops, rx_access_drops) say why. A READ WQE put in a UC send
- * queue by hand fails (LOC_QP_OP_ERR) and reads nothing. 300 messages of
+ * queue by hand fails (LOC_QP_OP_ERR) and reads nothing. The extended
+ * post-send API (ibv_wr_*) on a UC QP; UC asking for READ or atomics is
+ * refused at create (EOPNOTSUPP). 300 messages of
  * 4 packets each arrive whole and in order, or (SOFTHCA_UC_LOSS=1, a
  * lossy wire) not at all. Last, a UC QP moved to ERR flushes its receives.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -406,6 +409,88 @@ TEST_F(uc, read_wqe_written_by_hand_fails)
 	rc_expect_err(_metadata, A->scq, 9, IBV_WC_LOC_QP_OP_ERR, A);
 	EXPECT_EQ(IBV_QPS_ERR, rc_wait_qp_state(A->qp, IBV_QPS_ERR, 1000));
 	rc_expect_canary(_metadata, A->buf + SRC, 64, 0x11, "nothing read");
+}
+
+/*
+ * The extended post-send API on UC (ibv_wr_*): A's QP replaced by one
+ * made with ibv_create_qp_ex and UC's send ops, connected to B again; a
+ * SEND with an immediate from inline data and a WRITE with an immediate
+ * gathered from two SGEs arrive whole. UC asking for READ or atomics is
+ * refused (EOPNOTSUPP).
+ */
+TEST_F(uc, wr_api)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.send_cq = A->scq, .recv_cq = A->rcq, .qp_type = IBV_QPT_UC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 2,
+			 .max_recv_sge = 1, .max_inline_data = 64 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = A->pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+				  IBV_QP_EX_WITH_RDMA_WRITE |
+				  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM,
+	};
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct ibv_sge sg[2] = {
+		{ (uintptr_t)A->buf + SRC, 3000, A->mr->lkey },
+		{ (uintptr_t)A->buf + SRC + 8192, 1200, A->mr->lkey },
+	};
+	struct ibv_qp_ex *qpx;
+	struct rc_wc_want w;
+	struct ibv_qp *qp;
+
+	UC_LOSSLESS_ONLY();
+	qp = ibv_create_qp_ex(A->ctx, &ia);
+	ASSERT_NE(NULL, qp) TH_LOG("create_qp_ex: %s", strerror(errno));
+	ASSERT_EQ(0, ibv_destroy_qp(A->qp));
+	A->qp = qp;
+	ASSERT_EQ(0, ibv_modify_qp(B->qp, &reset, IBV_QP_STATE));
+	ASSERT_EQ(0, rc_end_connect(&self->p, 0)) TH_LOG("%s", rc_err);
+	ASSERT_EQ(0, rc_end_connect(&self->p, 1)) TH_LOG("%s", rc_err);
+	qpx = ibv_qp_to_qp_ex(qp);
+	ASSERT_NE(NULL, qpx);
+
+	rc_fill(A->buf + SRC, 64, 21);
+	ASSERT_EQ(0, rc_post_recv(B->qp, 1, B->buf + DST, 4096, B->mr->lkey));
+	ibv_wr_start(qpx);
+	qpx->wr_id = 10;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send_imm(qpx, htonl(0xabc));
+	ibv_wr_set_inline_data(qpx, A->buf + SRC, 64);
+	ASSERT_EQ(0, ibv_wr_complete(qpx));
+	w = rc_want_imm(rc_want_req(10, IBV_WC_SEND, 64, A), 0xabc);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_imm(rc_want_recv(1, IBV_WC_RECV, 64, B, A), 0xabc);
+	rc_expect_wc(_metadata, B->rcq, &w);
+	rc_expect_bytes(_metadata, B->buf + DST, 64, 21, "inline SEND");
+
+	rc_fill(A->buf + SRC, 3000, 22);
+	rc_fill(A->buf + SRC + 8192, 1200, 23);
+	ASSERT_EQ(0, rc_post_recv(B->qp, 2, NULL, 0, 0));
+	ibv_wr_start(qpx);
+	qpx->wr_id = 11;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write_imm(qpx, B->mr->rkey, (uintptr_t)B->buf + DST,
+			      htonl(0xdef));
+	ibv_wr_set_sge_list(qpx, 2, sg);
+	ASSERT_EQ(0, ibv_wr_complete(qpx));
+	w = rc_want_imm(rc_want_req(11, IBV_WC_RDMA_WRITE, 4200, A), 0xdef);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_imm(rc_want_recv(2, IBV_WC_RECV_RDMA_WITH_IMM, 4200, B, A),
+			0xdef);
+	rc_expect_wc(_metadata, B->rcq, &w);
+	rc_expect_bytes(_metadata, B->buf + DST, 3000, 22, "first SGE");
+	rc_expect_bytes(_metadata, B->buf + DST + 3000, 1200, 23, "second SGE");
+
+	ia.send_ops_flags |= IBV_QP_EX_WITH_RDMA_READ;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_qp_ex(A->ctx, &ia));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	ia.send_ops_flags &= ~IBV_QP_EX_WITH_RDMA_READ;
+	ia.send_ops_flags |= IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_qp_ex(A->ctx, &ia));
+	EXPECT_EQ(EOPNOTSUPP, errno);
 }
 
 #define NMSG	300
