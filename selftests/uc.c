@@ -493,9 +493,45 @@ TEST_F(uc, wr_api)
 	EXPECT_EQ(EOPNOTSUPP, errno);
 }
 
+/*
+ * The SQ's 16-bit counter comes round: 2,100 batches of 32 WRITEs (67,200
+ * WQEs), the engine idle between batches; every batch completes and the
+ * last WRITE's bytes land. (A UC QP on the wire once went idle for good
+ * when the counter came back to its value at RTS.)
+ */
+TEST_F(uc, sq_counter_comes_round)
+{
+	struct rc_wc_want w;
+	struct ibv_wc wc;
+
+	UC_LOSSLESS_ONLY();
+	for (uint32_t b = 0; b < 2100; b++) {
+		for (uint32_t i = 0; i < 32; i++)
+			ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE, b,
+						  A->buf + SRC, 8, A->mr->lkey,
+						  (uintptr_t)B->buf + DST,
+						  B->mr->rkey,
+						  i == 31 ? IBV_SEND_SIGNALED : 0, 0));
+		ASSERT_EQ(1, rc_poll(A->scq, &wc, 1, RC_WC_MS))
+			TH_LOG("batch %u: %s", b, rc_err);
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", rc_wc_str(&wc));
+		ASSERT_EQ(b, wc.wr_id);
+	}
+	rc_fill(A->buf + SRC, 64, 31);
+	ASSERT_EQ(0, rc_post_recv(B->qp, 3, NULL, 0, 0));
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_RDMA_WRITE_WITH_IMM, 9, A->buf + SRC,
+				  64, A->mr->lkey, (uintptr_t)B->buf + DST,
+				  B->mr->rkey, IBV_SEND_SIGNALED, 5));
+	w = rc_want_imm(rc_want_req(9, IBV_WC_RDMA_WRITE, 64, A), 5);
+	rc_expect_wc(_metadata, A->scq, &w);
+	w = rc_want_imm(rc_want_recv(3, IBV_WC_RECV_RDMA_WITH_IMM, 64, B, A), 5);
+	rc_expect_wc(_metadata, B->rcq, &w);
+	rc_expect_bytes(_metadata, B->buf + DST, 64, 31, "after the counter came round");
+}
+
 #define NMSG	300
 #define MSZ	4096		/* 4 packets at the 1024-byte path MTU */
-#define NOUT	32		/* sends outstanding at most */
+#define NOUT	32		/* messages sent and not yet taken, at most */
 
 static void deep_queues(struct rc_cfg *c)
 {
@@ -505,17 +541,47 @@ static void deep_queues(struct rc_cfg *c)
 }
 
 /*
+ * Take the next receive completion of B within @ms: it must be receive
+ * *got, a whole message (its index, then bytes seeded by it) later than
+ * *last. 1 if one was taken, 0 if none came.
+ */
+static int take_msg(struct __test_metadata *_metadata, struct rc_pair *p,
+		    uint32_t *got, long long *last, int ms)
+{
+	const uint8_t *m = p->e[1].buf + (size_t)*got * MSZ;
+	struct ibv_wc wc;
+	uint32_t idx;
+
+	if (rc_poll(p->e[1].rcq, &wc, 1, ms) != 1)
+		return 0;
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", rc_wc_str(&wc));
+	EXPECT_EQ(*got, wc.wr_id);
+	EXPECT_EQ(MSZ, wc.byte_len);
+	memcpy(&idx, m, sizeof(idx));
+	EXPECT_LT(*last, (long long)idx) TH_LOG("message %u after %lld", idx, *last);
+	EXPECT_LT(idx, NMSG);
+	EXPECT_EQ(-1, rc_check_fill(m + 4, MSZ - 4, 1000 + idx))
+		TH_LOG("message %u (receive %u) not whole", idx, *got);
+	*last = idx;
+	(*got)++;
+	return 1;
+}
+
+/*
  * What UC promises on a network that loses packets: every message the
  * responder completes is whole and in order (a message with a packet
  * missing is dropped, never completed short or spliced with the next),
  * and every send succeeds. Each message carries its index and bytes
- * seeded by it. Without loss all NMSG arrive; with SOFTHCA_UC_LOSS=1
- * (wire_netem.sh: 5 % of packets lost) some do not, and most do.
+ * seeded by it. UC has no flow control: without loss the sender waits
+ * for its messages to be taken (at most NOUT ahead), and all NMSG
+ * arrive; with SOFTHCA_UC_LOSS=1 (wire_netem.sh: 5 % of packets lost) a
+ * lost message is never taken, so it pauses after every NOUT instead,
+ * and some do not arrive, most do.
  */
 TEST_F(uc, messages_arrive_whole_or_not_at_all)
 {
 	bool lossy = getenv("SOFTHCA_UC_LOSS");
-	uint32_t sent = 0, done = 0, got = 0;
+	uint32_t got = 0;
 	long long last = -1;
 	struct ibv_wc wc;
 
@@ -523,38 +589,26 @@ TEST_F(uc, messages_arrive_whole_or_not_at_all)
 	for (uint32_t k = 0; k < NMSG; k++)
 		ASSERT_EQ(0, rc_post_recv(B->qp, k, B->buf + (size_t)k * MSZ, MSZ,
 					  B->mr->lkey));
-	while (done < NMSG) {
-		for (; sent < NMSG && sent - done < NOUT; sent++) {
-			uint8_t *m = A->buf + (size_t)(sent % (2 * NOUT)) * MSZ;
+	for (uint32_t sent = 0; sent < NMSG; sent++) {
+		uint8_t *m = A->buf + (size_t)(sent % NOUT) * MSZ;
 
-			memcpy(m, &sent, sizeof(sent));
-			rc_fill(m + 4, MSZ - 4, 1000 + sent);
-			ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, sent, m, MSZ,
-						  A->mr->lkey, 0, 0,
-						  IBV_SEND_SIGNALED, 0));
-		}
+		if (lossy && sent && !(sent % NOUT))
+			usleep(20000);
+		while (!lossy && got + NOUT <= sent)
+			ASSERT_EQ(1, take_msg(_metadata, &self->p, &got, &last,
+					      RC_WC_MS)) TH_LOG("%s", rc_err);
+		memcpy(m, &sent, sizeof(sent));
+		rc_fill(m + 4, MSZ - 4, 1000 + sent);
+		ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, sent, m, MSZ,
+					  A->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0));
 		ASSERT_EQ(1, rc_poll(A->scq, &wc, 1, RC_WC_MS)) TH_LOG("%s", rc_err);
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", rc_wc_str(&wc));
-		ASSERT_EQ(done, wc.wr_id);
-		done++;
+		ASSERT_EQ(sent, wc.wr_id);
 	}
-	/* Receives complete in order; the quiet after the last ends it. */
-	while (rc_poll(B->rcq, &wc, 1, lossy ? 1000 : RC_WC_MS) == 1) {
-		const uint8_t *m = B->buf + (size_t)got * MSZ;
-		uint32_t idx;
-
-		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", rc_wc_str(&wc));
-		ASSERT_EQ(got, wc.wr_id);
-		ASSERT_EQ(MSZ, wc.byte_len);
-		memcpy(&idx, m, sizeof(idx));
-		ASSERT_LT(last, (long long)idx) TH_LOG("message %u after %lld", idx, last);
-		ASSERT_LT(idx, NMSG);
-		ASSERT_EQ(-1, rc_check_fill(m + 4, MSZ - 4, 1000 + idx))
-			TH_LOG("message %u (receive %u) not whole", idx, got);
-		last = idx;
-		if (++got == NMSG)
-			break;
-	}
+	/* The rest; with loss, the quiet after the last one ends it. */
+	while (got < NMSG &&
+	       take_msg(_metadata, &self->p, &got, &last, lossy ? 1000 : RC_WC_MS))
+		;
 	TH_LOG("%u of %u messages arrived whole", got, NMSG);
 	if (lossy) {
 		/* One device sends to itself through lo: no netem there. */

@@ -21,6 +21,7 @@
  * Called with the QP's exec_lock held, in process context.
  */
 #include <linux/kernel.h>
+#include <linux/sched.h>
 
 #include "wire_rc.h"
 
@@ -431,27 +432,33 @@ static enum hca_step hca_wire_uc_step(struct hca_exec_ctx *ctx,
 		hca_sq_fail(qp, w, err == -EMSGSIZE ?
 			    SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR :
 			    SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
-		return HCA_STEP_DONE;
-	}
-	if (hca_wire_req_ops[w->opcode].kind != HCA_WREQ_SEGMENTED) {
+	} else if (hca_wire_req_ops[w->opcode].kind != HCA_WREQ_SEGMENTED) {
 		hca_sq_local(ctx, qp, w);
-		return HCA_STEP_DONE;
-	}
-	if (hca_sgl_get(qp->hca, qp->pdn, w->op->local_access, &w->local,
-			w->local.len, &e->lkeys)) {
+	} else if (hca_sgl_get(qp->hca, qp->pdn, w->op->local_access,
+			       &w->local, w->local.len, &e->lkeys)) {
 		hca_sq_fail(qp, w, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
-		return HCA_STEP_DONE;
+	} else {
+		f.opcode = w->opcode;
+		f.psn = wq->req.next_psn;
+		f.len = w->local.len;
+		f.npkts = hca_wire_npkts(wq, w->opcode, f.len);
+		/* A 1 GiB message is millions of packets: let others run. */
+		while (f.sent < f.npkts) {
+			hca_wire_req_packet(qp, wq, &f, w);
+			if (!(f.sent & 15))
+				cond_resched();
+		}
+		hca_sgl_put(&w->local);
+		hca_count(e->req_cnt, HCA_QCNT_TX_REQUESTS, 1);
+		hca_count(e->req_cnt, HCA_QCNT_TX_BYTES, f.len);
+		hca_sq_complete(qp, w);
 	}
-	f.opcode = w->opcode;
-	f.psn = wq->req.next_psn;
-	f.len = w->local.len;
-	f.npkts = hca_wire_npkts(wq, w->opcode, f.len);
-	while (f.sent < f.npkts)
-		hca_wire_req_packet(qp, wq, &f, w);
-	hca_sgl_put(&w->local);
-	hca_count(e->req_cnt, HCA_QCNT_TX_REQUESTS, 1);
-	hca_count(e->req_cnt, HCA_QCNT_TX_BYTES, f.len);
-	hca_sq_complete(qp, w);
+	/*
+	 * Everything up to sq_ci is sent: hca_wire_has_work() compares the
+	 * producer counter with sq_sent, which would else stay at its RTS
+	 * value and hide the post that brings the counter round to it.
+	 */
+	WRITE_ONCE(wq->req.sq_sent, qp->sq_ci);
 	return HCA_STEP_DONE;
 }
 
