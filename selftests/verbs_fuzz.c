@@ -182,7 +182,7 @@ static void op_create_qp(struct __test_metadata *_metadata, struct world *w)
 		return;
 	if (rnd_below(2)) {
 		/* What programs ask for: mostly granted. */
-		ia.qp_type = IBV_QPT_RC;
+		ia.qp_type = rnd_below(4) ? IBV_QPT_RC : IBV_QPT_UC;
 		ia.cap.max_send_wr = 1 + rnd_below(256);
 		ia.cap.max_recv_wr = rnd_below(256);
 		ia.cap.max_send_sge = 1 + rnd_below(4);
@@ -207,7 +207,8 @@ static void op_create_qp(struct __test_metadata *_metadata, struct world *w)
 		return;
 	}
 	w->ok++;
-	CHECK(ia.qp_type == IBV_QPT_RC || ia.qp_type == IBV_QPT_UD,
+	CHECK(ia.qp_type == IBV_QPT_RC || ia.qp_type == IBV_QPT_UC ||
+	      ia.qp_type == IBV_QPT_UD,
 	      "create_qp of type %d succeeded", ia.qp_type);
 	/* ibv_create_qp wrote back what was granted: at least the ask. */
 	CHECK(ia.cap.max_send_wr >= asked.max_send_wr &&
@@ -301,6 +302,11 @@ static void op_modify_next(struct __test_metadata *_metadata, struct world *w,
 		mask = IBV_QP_STATE;
 		break;
 	}
+	/* UC has none of RC's retry, RNR and RDMA-read attributes. */
+	if (qp->qp_type == IBV_QPT_UC)
+		mask &= ~(IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER |
+			  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			  IBV_QP_MAX_QP_RD_ATOMIC);
 	if (!rnd_below(4)) {
 		flip = rnd_below(21);
 		mask ^= 1 << flip;
