@@ -153,7 +153,7 @@ wire_row "ibv_ud_pingpong over IPv6 link-local GIDs, rxe0 server, size 256 x $pp
 	256 "$pp_n" - rxe0 "$gx6" far shca9 "$g96" 198.18.0.2
 
 # The capture: 100 round trips of 700 bytes, both directions on veth1.
-tcpdump -i veth1 --immediate-mode -U -w "$out/cap.pcap" udp port 4791 2>"$out/td" &
+tcpdump -i veth1 --immediate-mode -s 2048 -B 8192 -U -w "$out/cap.pcap" udp port 4791 2>"$out/td" &
 tdp=$!
 # tcpdump can take more than 5 s to start under TCG on a busy host (two
 # rows saw no packet after a 5 s wait); "listening" also comes a little
@@ -161,12 +161,20 @@ tdp=$!
 # trips takes only tens of ms on a quiet host. --immediate-mode: without
 # it packets wait in the capture ring's block until its 1 s timeout, and
 # a tcpdump stopped before then wrote none of them ("200 packets received
-# by filter, 0 captured", make check 2026-12-05).
+# by filter, 0 captured", make check 2026-12-05); with it the ring has a
+# frame per snapshot length, so -s 2048 -B 8192 give it 4096 frames (at
+# the default 262144 it had 8: "46 packets dropped by kernel").
 for _ in $(seq 600); do grep -q listening "$out/td" && break; sleep 0.05; done
 sleep 1
 pingpong capture 700 100 far shca9 "$g9" - rxe0 "$gx" 198.18.0.1
 capok=$?
-sleep 0.5
+# Stopped once the 200 packets (each over 700 bytes) are in the file
+# (-U: written as they come), or after 10 s.
+for _ in $(seq 200); do
+	[ "$(stat -c %s "$out/cap.pcap" 2>/dev/null || echo 0)" -ge 140000 ] && break
+	sleep 0.05
+done
+sleep 0.2
 kill -INT "$tdp"
 wait "$tdp"
 # Kept for a look (Documentation/wire.md "Capturing").

@@ -58,7 +58,7 @@ for s in "${sizes[@]}"; do
 done
 
 # Every opcode both ways, captured.
-tcpdump -i veth1 --immediate-mode -U -w "$out/cap.pcap" udp port 4791 2>"$out/td" &
+tcpdump -i veth1 --immediate-mode -s 2048 -B 8192 -U -w "$out/cap.pcap" udp port 4791 2>"$out/td" &
 tdp=$!
 # tcpdump may take more than 5 s to start under TCG on a busy host.
 for _ in $(seq 600); do grep -q listening "$out/td" && break; sleep 0.05; done
