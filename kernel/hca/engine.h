@@ -217,6 +217,7 @@ struct hca_wqe {
 	u32 wqebbs;			/* WQEBBs it occupies */
 	u64 raddr;
 	u32 rkey;
+	u32 xrc_srqn;			/* XRC: the target's SRQ, else 0 */
 	u64 swap_add;
 	u64 compare;
 	struct hca_sgl local;		/* SEND/WRITE: source; READ/atomic: dest */
@@ -432,13 +433,22 @@ static inline int hca_sgl_get(struct hca *hca, u32 pdn, u32 access,
 }
 
 /*
+ * The PD a responder checks rkeys against: its own, or for an XRC target
+ * the PD of the SRQ the request names (set while it handles it).
+ */
+static inline u32 hca_resp_pdn(struct hca_qp *qp)
+{
+	return unlikely(qp->type->xrc_tgt) ? qp->srq->pdn : qp->pdn;
+}
+
+/*
  * The responder's rkey region (@sgl's one element) for QP @qp: what
  * hca_sgl_get() takes, and a type 2 window answers its own QP only.
  */
 static inline int hca_sgl_get_remote(struct hca_qp *qp, u32 access,
 				     struct hca_sgl *sgl, u64 len)
 {
-	int err = hca_sgl_get(qp->hca, qp->pdn, access, sgl, len,
+	int err = hca_sgl_get(qp->hca, hca_resp_pdn(qp), access, sgl, len,
 			      &qp->eng->keys);
 
 	if (!err && unlikely(!hca_mkey_qp_ok(sgl->sge[0].mkey, qp->qpn))) {
@@ -466,6 +476,7 @@ int hca_rq_fetch(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		 struct hca_sgl *sgl);
 u16 hca_rq_wqe_counter(struct hca_qp *qp);
 u32 hca_rq_pdn(struct hca_qp *qp);
+int hca_rq_cqe_write(struct hca_qp *qp, struct softhca_cqe *cqe);
 void hca_rq_consume(struct hca_qp *qp);
 void hca_rq_reset(struct hca_qp *qp);
 bool hca_rq_flush_pending(struct hca_qp *qp);
@@ -477,7 +488,7 @@ bool hca_rq_flush_pending(struct hca_qp *qp);
 void hca_sgl_copy_at(struct hca_exec_ctx *ctx, struct hca_sgl *dst, u64 doff,
 		     const struct hca_sgl *src, u64 len);
 void hca_resp_cqe_put(struct hca_exec_ctx *ctx, struct hca_qp *resp,
-		      const struct softhca_cqe *cqe);
+		      struct softhca_cqe *cqe);
 void hca_resp_cqe_err(struct hca_exec_ctx *ctx, struct hca_qp *resp,
 		      u8 syndrome);
 

@@ -72,6 +72,7 @@ static const struct hca_caps hca_caps_rev1 = {
 	.max_mr			= 65536,
 	.max_fast_reg_pages	= 512,
 	.max_pd			= 65536,
+	.max_xrcds		= 65536,
 	.max_uar		= 8192,
 	.max_comp_eqs		= 64,
 	.max_q_counters		= 1024,
@@ -87,7 +88,7 @@ static const struct hca_caps hca_caps_rev1 = {
 	.max_mr_size		= 1ULL << 40,
 	.page_size_cap		= SZ_4K,
 	.flags			= HCA_CAP_RC | HCA_CAP_RNR_NAK_GEN |
-				  HCA_CAP_ATOMIC | HCA_CAP_UD,
+				  HCA_CAP_ATOMIC | HCA_CAP_UD | HCA_CAP_XRC,
 };
 
 u64 hca_read_clock(struct hca *hca)
@@ -125,6 +126,7 @@ struct hca *hca_create(const char *name)
 	xa_init_flags(&hca->cqs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&hca->qps, XA_FLAGS_ALLOC1);
 	xa_init_flags(&hca->srqs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&hca->xrcds, XA_FLAGS_ALLOC1);
 	INIT_LIST_HEAD(&hca->fabric_node);
 	spin_lock_init(&hca->gid_lock);
 	atomic_set(&hca->num_qps, 0);
@@ -185,6 +187,7 @@ void hca_destroy(struct hca *hca)
 
 	WARN_ONCE(!xa_empty(&hca->qps), "softhca: QPs leaked\n");
 	WARN_ONCE(!xa_empty(&hca->srqs), "softhca: SRQs leaked\n");
+	WARN_ONCE(!xa_empty(&hca->xrcds), "softhca: XRCDs leaked\n");
 	WARN_ONCE(!xa_empty(&hca->cqs), "softhca: CQs leaked\n");
 	WARN_ONCE(!xa_empty(&hca->mkeys), "softhca: MKeys leaked\n");
 	WARN_ONCE(!xa_empty(&hca->pds), "softhca: PDs leaked\n");
@@ -196,6 +199,7 @@ void hca_destroy(struct hca *hca)
 	xa_destroy(&hca->cqs);
 	xa_destroy(&hca->qps);
 	xa_destroy(&hca->srqs);
+	xa_destroy(&hca->xrcds);
 	hca_free(hca);
 }
 
@@ -348,6 +352,10 @@ static const struct hca_cmd hca_cmds[] = {
 		sizeof(struct hca_cmd_srq_in),
 		sizeof(struct hca_cmd_query_srq_out)),
 	HCA_CMD(ARM_RQ, hca_cmd_arm_rq, sizeof(struct hca_cmd_srq_in), 0),
+	HCA_CMD(ALLOC_XRCD, hca_cmd_alloc_xrcd,
+		0, sizeof(struct hca_cmd_alloc_xrcd_out)),
+	HCA_CMD(DEALLOC_XRCD, hca_cmd_dealloc_xrcd,
+		sizeof(struct hca_cmd_dealloc_xrcd_in), 0),
 	HCA_CMD(SET_ROCE_ADDRESS, hca_cmd_set_roce_address,
 		sizeof(struct hca_cmd_set_roce_address_in), 0),
 	/* EQs and port state (eq_ctx.c) */

@@ -30,6 +30,8 @@ enum hca_cmd_op {
 	HCA_CMD_QUERY_CAPS	= 0x100,
 	HCA_CMD_ALLOC_PD	= 0x800,
 	HCA_CMD_DEALLOC_PD	= 0x801,
+	HCA_CMD_ALLOC_XRCD	= 0x80e,
+	HCA_CMD_DEALLOC_XRCD	= 0x80f,
 	HCA_CMD_ALLOC_UAR	= 0x802,
 	HCA_CMD_FREE_UAR	= 0x803,
 	HCA_CMD_ATTACH_TO_MCG	= 0x806,
@@ -63,6 +65,7 @@ enum hca_cmd_op {
 #define HCA_CAP_RNR_NAK_GEN	BIT_ULL(1)	/* responder sends RNR NAK */
 #define HCA_CAP_ATOMIC		BIT_ULL(2)	/* CMP_SWP, FETCH_ADD (HCA-atomic) */
 #define HCA_CAP_UD		BIT_ULL(3)	/* UD transport, address vectors, multicast */
+#define HCA_CAP_XRC		BIT_ULL(4)	/* XRC domains, XRC SRQs, XRC QPs */
 
 /* QUERY_CAPS output: every limit of the HCA. No input. */
 struct hca_caps {
@@ -107,6 +110,7 @@ struct hca_caps {
 	u32 max_mr;
 	u32 max_fast_reg_pages;	/* MTT entries of one REG_MR */
 	u32 max_pd;
+	u32 max_xrcds;		/* XRC domains (ALLOC_XRCD) */
 	u32 max_uar;
 	u32 max_comp_eqs;	/* completion event queues (vectors) */
 	u32 max_q_counters;	/* ALLOC_Q_COUNTER sets (set 0 aside) */
@@ -129,6 +133,20 @@ struct hca_cmd_alloc_pd_out {
 
 struct hca_cmd_dealloc_pd_in {
 	u32 pdn;
+};
+
+/*
+ * ALLOC_XRCD / DEALLOC_XRCD: an XRC domain number (1..max_xrcds). An XRC
+ * SRQ and an XRC target QP each name one; a target QP takes a message
+ * only into an SRQ of its own domain. DEALLOC_XRCD refuses (-EBUSY) while
+ * an SRQ or QP names it.
+ */
+struct hca_cmd_alloc_xrcd_out {
+	u32 xrcdn;
+};
+
+struct hca_cmd_dealloc_xrcd_in {
+	u32 xrcdn;
 };
 
 /*
@@ -327,6 +345,8 @@ enum hca_qp_st {
 	HCA_QP_ST_RC = 0x0,
 	HCA_QP_ST_UC = 0x1,
 	HCA_QP_ST_UD = 0x2,
+	HCA_QP_ST_XRC_INI = 0x3,	/* XRC initiator: sends only */
+	HCA_QP_ST_XRC_TGT = 0x4,	/* XRC target: receives into XRC SRQs */
 	HCA_QP_ST_GSI = 0x8,		/* QP1: one per HCA, HCA_QP_PRIVILEGED */
 	HCA_QP_ST_CNT,
 };
@@ -349,6 +369,7 @@ struct hca_cmd_create_qp_in {
 	u32 uar_index;			/* its doorbell area, or HCA_UAR_KERNEL */
 	u32 st;				/* enum hca_qp_st */
 	u32 srqn;			/* its SRQ (rq_wqe_cnt 0), or 0: none */
+	u32 xrcdn;			/* XRC_TGT: its XRC domain */
 };
 
 struct hca_cmd_create_qp_out {
@@ -374,7 +395,12 @@ struct hca_cmd_create_srq_in {
 	u32 wqe_shift;			/* 5..log2(HCA_SRQ_STRIDE_MAX) */
 	struct softhca_srq_dbr *dbr;
 	u32 limit;			/* < wqe_cnt; 0: not armed */
-	u32 rsvd;
+	/*
+	 * An XRC SRQ: its domain, and the CQ its receive completions go to
+	 * (the target QP that took the message has none); 0: a basic SRQ.
+	 */
+	u32 xrcdn;
+	u32 cqn;
 };
 
 struct hca_cmd_create_srq_out {
@@ -554,6 +580,8 @@ enum hca_q_counter {
 	HCA_QCNT_RX_LEN_DROPS,		/* longer than the receive WQE */
 	/* UC: a WRITE the QP's access or the rkey does not grant, dropped */
 	HCA_QCNT_RX_ACCESS_DROPS,
+	/* XRC target: a request naming no SRQ of its domain (NAKed) */
+	HCA_QCNT_RX_XRC_SRQ_ERRORS,
 	/* RC on the wire: NAKs by kind (sent: responder, received: requester). */
 	HCA_QCNT_SEQ_NAKS_SENT,		/* PSN sequence error */
 	HCA_QCNT_SEQ_NAKS_RCVD,

@@ -78,6 +78,7 @@ struct hca {
 	struct xarray cqs;		/* CQN -> cq */
 	struct xarray qps;		/* QPN -> qp */
 	struct xarray srqs;		/* SRQN -> srq */
+	struct xarray xrcds;		/* XRCD number -> value: its users */
 	struct hca_db_area *kernel_db;	/* doorbell area of kernel objects */
 	struct page *device_page;	/* struct softhca_device_page */
 	struct list_head fabric_node;	/* on the local fabric (fabric.c) */
@@ -501,6 +502,9 @@ struct hca_srq {
 	u16 taken;			/* WQEs taken, free-running */
 	u16 limit;			/* armed limit (ARM_RQ), 0: none */
 	bool error;			/* a bad next index: takes no more */
+	/* cmd: an XRC SRQ's domain and CQ (a reference), or 0 and NULL */
+	u32 xrcdn;
+	struct hca_cq *cq;
 };
 
 struct hca_srq *hca_srq_get(struct hca *hca, u32 srqn);
@@ -509,6 +513,15 @@ int hca_cmd_create_srq(struct hca *hca, const void *inbox, void *outbox);
 int hca_cmd_destroy_srq(struct hca *hca, const void *inbox, void *outbox);
 int hca_cmd_query_srq(struct hca *hca, const void *inbox, void *outbox);
 int hca_cmd_arm_rq(struct hca *hca, const void *inbox, void *outbox);
+
+/*
+ * XRC domains (srq_ctx.c): a user more (an XRC SRQ or target QP naming
+ * @xrcdn; -EINVAL if it was never allocated), or one less.
+ */
+int hca_xrcd_hold(struct hca *hca, u32 xrcdn);
+void hca_xrcd_release(struct hca *hca, u32 xrcdn);
+int hca_cmd_alloc_xrcd(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_dealloc_xrcd(struct hca *hca, const void *inbox, void *outbox);
 
 /* ---- QPs (qp_ctx.c: contexts and state; engine: execution) ---------------- */
 
@@ -533,6 +546,16 @@ struct hca_qp_type {
 	 * (IBA 9.9.3 class D) and the requester never hears.
 	 */
 	bool unreliable;
+	/*
+	 * XRC: an initiator only sends (no RQ, no receive CQ); a target
+	 * only receives (an SQ nobody rings, no CQs), each message into the
+	 * SRQ of its own domain that the request's XRCETH names, which
+	 * supplies the receive WQE, the CQ and the PD its rkeys check.
+	 */
+	bool send_only;
+	bool xrc_tgt;
+	/* The type a request from this one must reach (RC: RC). */
+	const struct hca_qp_type *peer;
 	u32 qpn;			/* its one QPN, or 0: allocated */
 	u32 attrs;			/* HCA_QP_ATTR_* it has */
 };
@@ -593,6 +616,11 @@ struct hca_qp {
 	bool srq_held;
 	u16 srq_idx;
 	bool srq_last_wqe;
+	/*
+	 * cmd: an XRC target's domain. Its @srq is the one the request in
+	 * hand names (a reference, under resp_lock, responder.c), else NULL.
+	 */
+	u32 xrcdn;
 };
 
 struct hca_qp *hca_qp_get(struct hca *hca, u32 qpn);

@@ -32,25 +32,45 @@
  * is reliable (RC, not UC) the retry and RDMA READ/atomic attributes; a
  * datagram QP a Q_Key and the path MTU of its
  * port, which the driver gives it. The GSI QP is a datagram QP at QPN 1
- * that sends and receives the MADs (IBA 13.5.1); it joins no group.
+ * that sends and receives the MADs (IBA 13.5.1); it joins no group. XRC
+ * splits a reliable connection in two (IBA 9.8.x): the initiator sends
+ * RC's opcodes, each WQE naming the target's SRQ; the target receives.
  */
+static const struct hca_qp_type hca_qp_types[HCA_QP_ST_CNT];
+
+#define HCA_QP_ATTR_RELIABLE	(HCA_QP_ATTR_COMMON | HCA_QP_ATTR_ACCESS | \
+				 HCA_QP_ATTR_PATH | HCA_QP_ATTR_PATH_MTU | \
+				 HCA_QP_ATTR_DEST_QPN | HCA_QP_ATTR_RQ_PSN | \
+				 HCA_QP_ATTR_MIN_RNR_TIMER | \
+				 HCA_QP_ATTR_RNR_RETRY | \
+				 HCA_QP_ATTR_RETRY_CNT | HCA_QP_ATTR_TIMEOUT | \
+				 HCA_QP_ATTR_MAX_RD_ATOMIC | \
+				 HCA_QP_ATTR_MAX_DEST_RD_ATOMIC)
+
 static const struct hca_qp_type hca_qp_types[HCA_QP_ST_CNT] = {
 	[HCA_QP_ST_RC] = {
 		.name = "RC", .tp = SOFTHCA_TP_RC, .sq_err_state = HCA_QPS_ERR,
-		.attrs = HCA_QP_ATTR_COMMON | HCA_QP_ATTR_ACCESS |
-			 HCA_QP_ATTR_PATH | HCA_QP_ATTR_PATH_MTU |
-			 HCA_QP_ATTR_DEST_QPN | HCA_QP_ATTR_RQ_PSN |
-			 HCA_QP_ATTR_MIN_RNR_TIMER | HCA_QP_ATTR_RNR_RETRY |
-			 HCA_QP_ATTR_RETRY_CNT | HCA_QP_ATTR_TIMEOUT |
-			 HCA_QP_ATTR_MAX_RD_ATOMIC |
-			 HCA_QP_ATTR_MAX_DEST_RD_ATOMIC,
+		.peer = &hca_qp_types[HCA_QP_ST_RC],
+		.attrs = HCA_QP_ATTR_RELIABLE,
 	},
 	[HCA_QP_ST_UC] = {
 		.name = "UC", .tp = SOFTHCA_TP_UC, .sq_err_state = HCA_QPS_ERR,
-		.unreliable = true,
+		.unreliable = true, .peer = &hca_qp_types[HCA_QP_ST_UC],
 		.attrs = HCA_QP_ATTR_COMMON | HCA_QP_ATTR_ACCESS |
 			 HCA_QP_ATTR_PATH | HCA_QP_ATTR_PATH_MTU |
 			 HCA_QP_ATTR_DEST_QPN | HCA_QP_ATTR_RQ_PSN,
+	},
+	[HCA_QP_ST_XRC_INI] = {
+		.name = "XRC_INI", .tp = SOFTHCA_TP_XRC,
+		.sq_err_state = HCA_QPS_ERR, .send_only = true,
+		.peer = &hca_qp_types[HCA_QP_ST_XRC_TGT],
+		.attrs = HCA_QP_ATTR_RELIABLE,
+	},
+	[HCA_QP_ST_XRC_TGT] = {
+		.name = "XRC_TGT", .tp = SOFTHCA_TP_XRC,
+		.sq_err_state = HCA_QPS_ERR, .xrc_tgt = true,
+		.peer = &hca_qp_types[HCA_QP_ST_XRC_INI],
+		.attrs = HCA_QP_ATTR_RELIABLE,
 	},
 	[HCA_QP_ST_UD] = {
 		.name = "UD", .tp = SOFTHCA_TP_UD, .sq_err_state = HCA_QPS_SQE,
@@ -82,8 +102,10 @@ static bool hca_qp_in_valid(struct hca *hca,
 	u32 max_stride = roundup_pow_of_two(SOFTHCA_DS_SIZE *
 					    (caps->max_recv_sge + 1));
 
-	if (!hca_pd_valid(hca, in->pdn) || (in->flags & ~HCA_QP_FLAGS_ALL) ||
-	    !type)
+	if ((in->flags & ~HCA_QP_FLAGS_ALL) || !type)
+		return false;
+	/* An XRC target has no PD: each SRQ it takes into has one. */
+	if (type->xrc_tgt ? in->pdn : !hca_pd_valid(hca, in->pdn))
 		return false;
 	if (type->privileged && !(in->flags & HCA_QP_PRIVILEGED))
 		return false;
@@ -99,6 +121,12 @@ static bool hca_qp_in_valid(struct hca *hca,
 		return false;
 	/* An SRQ is the QP's receive queue: it has none of its own. */
 	if (in->srqn && in->rq_wqe_cnt)
+		return false;
+	/* XRC: no receive queue; a target no CQ and a domain (model.h). */
+	if ((type->send_only || type->xrc_tgt) &&
+	    (in->rq_wqe_cnt || in->srqn || in->recv_cqn))
+		return false;
+	if (type->xrc_tgt ? in->send_cqn || !in->xrcdn : in->xrcdn)
 		return false;
 	if (in->rq_wqe_shift < SOFTHCA_DS_SHIFT || in->rq_wqe_shift > 31 ||
 	    BIT(in->rq_wqe_shift) > max_stride)
@@ -162,6 +190,30 @@ static void hca_qp_srq_detach(struct hca_qp *qp)
 	qp->srq = NULL;
 }
 
+/* A QP's CQs: its send CQ, and a receive CQ unless it only sends. */
+static int hca_qp_cqs_get(struct hca *hca, struct hca_qp *qp,
+			  const struct hca_cmd_create_qp_in *in)
+{
+	qp->send_cq = hca_cq_get(hca, in->send_cqn);
+	if (!qp->send_cq)
+		return -EINVAL;
+	if (qp->type->send_only)
+		return 0;
+	qp->recv_cq = hca_cq_get(hca, in->recv_cqn);
+	return qp->recv_cq ? 0 : -EINVAL;
+}
+
+/* The CQ references, or an XRC target's domain. */
+static void hca_qp_cqs_put(struct hca_qp *qp)
+{
+	if (qp->recv_cq)
+		hca_cq_put(qp->recv_cq);
+	if (qp->send_cq)
+		hca_cq_put(qp->send_cq);
+	if (qp->xrcdn)
+		hca_xrcd_release(qp->hca, qp->xrcdn);
+}
+
 int hca_cmd_create_qp(struct hca *hca, const void *inbox, void *outbox)
 {
 	const struct hca_cmd_create_qp_in *in = inbox;
@@ -209,12 +261,16 @@ int hca_cmd_create_qp(struct hca *hca, const void *inbox, void *outbox)
 	db = hca_uar_db(hca, in->uar_index);
 	if (!db)
 		goto err_free;
-	qp->send_cq = hca_cq_get(hca, in->send_cqn);
-	if (!qp->send_cq)
-		goto err_free;
-	qp->recv_cq = hca_cq_get(hca, in->recv_cqn);
-	if (!qp->recv_cq)
-		goto err_free;
+	if (in->xrcdn) {
+		err = hca_xrcd_hold(hca, in->xrcdn);
+		if (err)
+			goto err_free;
+		qp->xrcdn = in->xrcdn;
+	} else {
+		err = hca_qp_cqs_get(hca, qp, in);
+		if (err)
+			goto err_free;
+	}
 	if (in->srqn) {
 		err = hca_qp_srq_attach(hca, qp, in->srqn);
 		if (err)
@@ -254,10 +310,7 @@ err_erase:
 	xa_erase(&hca->qps, qpn);
 err_free:
 	hca_qp_srq_detach(qp);
-	if (qp->recv_cq)
-		hca_cq_put(qp->recv_cq);
-	if (qp->send_cq)
-		hca_cq_put(qp->send_cq);
+	hca_qp_cqs_put(qp);
 	kfree(qp);
 err_count:
 	atomic_dec(&hca->num_qps);
@@ -336,8 +389,7 @@ int hca_cmd_destroy_qp(struct hca *hca, const void *inbox, void *outbox)
 	hca_qcnt_qp_leave(qp);
 	hca_engine_qp_fini(qp);
 	hca_qp_srq_detach(qp);
-	hca_cq_put(qp->recv_cq);
-	hca_cq_put(qp->send_cq);
+	hca_qp_cqs_put(qp);
 	atomic_dec(&hca->num_qps);
 	kfree_rcu(qp, rcu);
 	return 0;
@@ -533,8 +585,8 @@ static void hca_qp_query_engine(struct hca_qp *qp,
 	struct hca_engine_qp *e = qp->eng;
 	bool waiting = READ_ONCE(e->wait_until);
 
-	out->send_cqn = qp->send_cq->cqn;
-	out->recv_cqn = qp->recv_cq->cqn;
+	out->send_cqn = qp->send_cq ? qp->send_cq->cqn : 0;
+	out->recv_cqn = qp->recv_cq ? qp->recv_cq->cqn : 0;
 	out->q_counter = hca_qcnt_qp_id(qp);
 	out->sq_pi = hca_sq_posted(qp);
 	out->sq_ci = READ_ONCE(qp->sq_ci);

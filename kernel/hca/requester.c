@@ -122,17 +122,17 @@ static __always_inline int hca_wqe_parse_data(struct hca_qp *qp,
 	return 0;
 }
 
-/* Atomics: raddr, atomic, exactly one 8-byte data pointer (DS 1..3). */
+/* Atomics: raddr, atomic, exactly one 8-byte data pointer from DS @seg. */
 static __always_inline int hca_wqe_parse_atomic(struct hca_wqe *w,
-						 const u8 *buf)
+						 const u8 *buf, u32 seg)
 {
 	const struct softhca_wqe_atomic_seg *a;
 	const struct softhca_wqe_data_seg *d;
 
-	if (w->ds != 4)
+	if (w->ds != seg + 2)
 		return -EINVAL;
-	a = (const void *)(buf + 2 * SOFTHCA_DS_SIZE);
-	d = (const void *)(buf + 3 * SOFTHCA_DS_SIZE);
+	a = (const void *)(buf + seg * SOFTHCA_DS_SIZE);
+	d = (const void *)(buf + (seg + 1) * SOFTHCA_DS_SIZE);
 	w->swap_add = be64_to_cpu(a->swap_add);
 	w->compare = be64_to_cpu(a->compare);
 	if (be32_to_cpu(d->byte_count) != SOFTHCA_ATOMIC_SIZE)
@@ -147,8 +147,9 @@ static __always_inline int hca_wqe_parse_atomic(struct hca_wqe *w,
 }
 
 /*
- * The segments of an RC WQE copy its opcode carries, as the opcode table
- * says (Documentation/queue-formats.md); an unknown opcode is invalid.
+ * The segments of an RC (or XRC: the XRC segment first) WQE copy its
+ * opcode carries, as the opcode table says
+ * (Documentation/queue-formats.md); an unknown opcode is invalid.
  */
 static int hca_wqe_parse(struct hca_qp *qp, struct hca_wqe *w,
 			  const u8 *buf)
@@ -159,18 +160,28 @@ static int hca_wqe_parse(struct hca_qp *qp, struct hca_wqe *w,
 
 	op = softhca_opcode_on(w->opcode, qp->type->tp);
 	w->op = op;
+	w->xrc_srqn = 0;
 	if (!op)
 		return -EINVAL;
-	if (op->segs & SOFTHCA_SEG_RADDR) {
+	if (qp->type->tp == SOFTHCA_TP_XRC) {
+		const struct softhca_wqe_xrc_seg *x;
+
 		if (w->ds < 2)
 			return -EINVAL;
-		r = (const void *)(buf + SOFTHCA_DS_SIZE);
-		w->raddr = be64_to_cpu(r->raddr);
-		w->rkey = be32_to_cpu(r->rkey);
+		x = (const void *)(buf + SOFTHCA_DS_SIZE);
+		w->xrc_srqn = be32_to_cpu(x->xrc_srqn) & SOFTHCA_24BIT_MASK;
 		seg = 2;
 	}
+	if (op->segs & SOFTHCA_SEG_RADDR) {
+		if (w->ds < seg + 1)
+			return -EINVAL;
+		r = (const void *)(buf + seg * SOFTHCA_DS_SIZE);
+		w->raddr = be64_to_cpu(r->raddr);
+		w->rkey = be32_to_cpu(r->rkey);
+		seg++;
+	}
 	if (op->segs & SOFTHCA_SEG_ATOMIC)
-		return hca_wqe_parse_atomic(w, buf);
+		return hca_wqe_parse_atomic(w, buf, seg);
 	if (!(op->segs & SOFTHCA_SEG_DATA))
 		return 0;
 	/* A list the response scatters into (READ's): max_sge_rd too. */

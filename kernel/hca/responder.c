@@ -160,12 +160,46 @@ static void hca_resp_nak_rdma(struct hca_exec_ctx *ctx,
 				 SOFTHCA_EVENT_QUEUE_TYPE_QP);
 }
 
+/*
+ * An XRC target takes the request into the SRQ its XRCETH names, which
+ * must be of the target's domain, else a Remote Access Error NAK and the
+ * target to ERR with an access error event (as rxe's XRC patches and
+ * qedr's XRC domain error): held, as the QP's @srq, until the request is
+ * handled.
+ */
+static bool hca_resp_xrc_srq(struct hca_exec_ctx *ctx, struct hca_qp *resp,
+			     struct hca_answer *ans)
+{
+	struct hca_srq *srq = hca_srq_get(resp->hca, ctx->wqe.xrc_srqn);
+
+	if (unlikely(!srq || srq->xrcdn != resp->xrcdn)) {
+		if (srq)
+			hca_srq_put(srq);
+		hca_count(resp->eng->resp_cnt, HCA_QCNT_RX_XRC_SRQ_ERRORS, 1);
+		hca_resp_nak_rdma(ctx, resp, ans,
+				  SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+		return false;
+	}
+	resp->srq = srq;
+	return true;
+}
+
+/* The request is handled: an XRC target lets its SRQ go, then the lock. */
+static void hca_resp_unlock(struct hca_qp *resp)
+{
+	if (unlikely(resp->type->xrc_tgt) && resp->srq) {
+		hca_srq_put(resp->srq);
+		resp->srq = NULL;
+	}
+	mutex_unlock(&resp->eng->resp_lock);
+}
+
 /* Write a CQE of the responder's receive queue and consume the RQ WQE. */
 static inline void hca_resp_cqe_write(struct hca_exec_ctx *ctx,
 				       struct hca_qp *resp,
-				       const struct softhca_cqe *cqe)
+				       struct softhca_cqe *cqe)
 {
-	if (hca_cqe_write(resp->recv_cq, cqe)) {
+	if (hca_rq_cqe_write(resp, cqe)) {
 		hca_qp_fatal(resp);
 		hca_engine_defer(ctx, resp);
 	}
@@ -173,7 +207,7 @@ static inline void hca_resp_cqe_write(struct hca_exec_ctx *ctx,
 }
 
 void hca_resp_cqe_put(struct hca_exec_ctx *ctx, struct hca_qp *resp,
-		      const struct softhca_cqe *cqe)
+		      struct softhca_cqe *cqe)
 {
 	hca_resp_cqe_write(ctx, resp, cqe);
 }
@@ -219,7 +253,7 @@ void hca_resp_done(struct hca_exec_ctx *ctx)
 		return;
 	ctx->resp_held = NULL;
 	hca_resp_cqe_write(ctx, resp, &ctx->resp_cqe);
-	mutex_unlock(&resp->eng->resp_lock);
+	hca_resp_unlock(resp);
 }
 
 /* The RQ WQE at rq_ci fails with @syndrome: error CQE, consumed. */
@@ -278,7 +312,7 @@ static void hca_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *req,
 	 * any byte lands and before the CQE that names it.
 	 */
 	if (unlikely(w->op->mkop == SOFTHCA_MKOP_RINV) &&
-	    hca_mkey_invalidate(resp->hca, resp->pdn, resp->qpn,
+	    hca_mkey_invalidate(resp->hca, hca_resp_pdn(resp), resp->qpn,
 				be32_to_cpu(w->imm))) {
 		hca_sgl_put(&ctx->remote);
 		hca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
@@ -441,7 +475,7 @@ void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,
 	 * drops it.
 	 */
 	if (!hca_qp_state_receives(state) || a->dest_qpn != req->qpn ||
-	    resp->type != req->type)
+	    resp->type != req->type->peer)
 		goto out;
 	hca_count(cnt, HCA_QCNT_RX_REQUESTS, 1);
 	/*
@@ -453,6 +487,9 @@ void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,
 		hca_eq_qp_event(resp->hca, SOFTHCA_EVENT_TYPE_COMM_EST, resp->qpn,
 				 SOFTHCA_EVENT_QUEUE_TYPE_QP);
 	}
+
+	if (unlikely(resp->type->xrc_tgt) && !hca_resp_xrc_srq(ctx, resp, ans))
+		goto out;
 
 	/* What the request does is the remote access its opcode needs. */
 	switch (ctx->wqe.op->remote_access) {
@@ -491,5 +528,5 @@ void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,
 out:
 	/* A success CQE held back keeps the lock until hca_resp_done(). */
 	if (!ctx->resp_held)
-		mutex_unlock(&resp->eng->resp_lock);
+		hca_resp_unlock(resp);
 }

@@ -17,6 +17,9 @@
  * (SRQ_CATAS_ERROR) and it gives nothing any more; a malformed WQE fails
  * its message with an error CQE on the QP, as an RQ WQE does.
  *
+ * An XRC target has no queue of its own: the responder sets its @srq for
+ * the request in hand (responder.c), and the SRQ's CQ takes the CQE.
+ *
  * All callers hold the QP's resp_lock.
  */
 #include "engine.h"
@@ -175,6 +178,23 @@ u16 hca_rq_wqe_counter(struct hca_qp *qp)
 	return qp->srq ? qp->srq_idx : qp->rq_ci;
 }
 
+/*
+ * Write a receive CQE of @qp: to the SRQ's CQ for an XRC SRQ, else the
+ * QP's receive CQ; an SRQ's number goes in it (the provider finds an XRC
+ * SRQ's WQE by it: the target QP is nothing to the CQ's owner).
+ */
+int hca_rq_cqe_write(struct hca_qp *qp, struct softhca_cqe *cqe)
+{
+	struct hca_cq *cq = qp->recv_cq;
+
+	if (qp->srq) {
+		cqe->srqn_uidx = cpu_to_be32(qp->srq->srqn);
+		if (qp->srq->cq)
+			cq = qp->srq->cq;
+	}
+	return hca_cqe_write(cq, cqe);
+}
+
 /* The PD the receive WQE's lkeys are checked against: the SRQ's, if any. */
 u32 hca_rq_pdn(struct hca_qp *qp)
 {
@@ -200,6 +220,9 @@ static void hca_rq_flush_one(struct hca_qp *qp);
  */
 void hca_rq_reset(struct hca_qp *qp)
 {
+	/* An XRC target holds nothing between requests. */
+	if (qp->type->xrc_tgt)
+		return;
 	if (qp->srq && qp->srq_held)
 		hca_rq_flush_one(qp);
 	qp->rq_ci = 0;
@@ -210,6 +233,8 @@ void hca_rq_reset(struct hca_qp *qp)
 /* In ERR: is there a WQE to flush, or (SRQ) LAST_WQE_REACHED to raise? */
 bool hca_rq_flush_pending(struct hca_qp *qp)
 {
+	if (qp->type->xrc_tgt)
+		return false;
 	if (qp->srq)
 		return READ_ONCE(qp->srq_held) || !READ_ONCE(qp->srq_last_wqe);
 	return qp->rq_wqe_cnt && hca_rq_posted(qp) != READ_ONCE(qp->rq_ci);
@@ -222,7 +247,7 @@ static void hca_rq_flush_one(struct hca_qp *qp)
 	hca_cqe_init_err(&cqe, qp->eng->resp_cnt, SOFTHCA_CQE_RESP_ERR,
 			 qp->qpn, 0, hca_rq_wqe_counter(qp),
 			 SOFTHCA_CQE_SYNDROME_WR_FLUSH_ERR);
-	hca_cqe_write(qp->recv_cq, &cqe);
+	hca_rq_cqe_write(qp, &cqe);
 	hca_rq_consume(qp);
 }
 
@@ -238,7 +263,7 @@ bool hca_rq_flush(struct hca_qp *qp, unsigned int budget)
 	bool more = false, last = false;
 	u16 posted;
 
-	if (!qp->rq_wqe_cnt && !qp->srq)
+	if ((!qp->rq_wqe_cnt && !qp->srq) || qp->type->xrc_tgt)
 		return false;
 	mutex_lock(&qp->eng->resp_lock);
 	/* Not if a RESET (which forgets the queues) came in between. */

@@ -55,6 +55,11 @@ int hca_wire_qp_rtr(struct hca_qp *qp)
 		WRITE_ONCE(e->wire, NULL);
 		return 0;
 	}
+	/* XRC has no packets yet (wire.md): the peer never answers. */
+	if (qp->type->tp == SOFTHCA_TP_XRC) {
+		WRITE_ONCE(e->wire, NULL);
+		return -EOPNOTSUPP;
+	}
 	if (!wq) {
 		wq = kzalloc(sizeof(*wq), GFP_KERNEL);
 		if (!wq)

@@ -610,15 +610,17 @@ static void opcode_table_rows(void)
 			 rows[i].mkop == SOFTHCA_MKOP_RINV);
 		/*
 		 * Datagram QPs post SENDs only; UC no READ, atomic,
-		 * SEND_WITH_INV or UMR; every opcode runs on RC.
+		 * SEND_WITH_INV or UMR; every opcode runs on RC and on an
+		 * XRC initiator.
 		 */
-		CHECK_EQ(op->tp, SOFTHCA_TP_RC |
+		CHECK_EQ(op->tp, SOFTHCA_TP_RC | SOFTHCA_TP_XRC |
 			 (rows[i].wr == IBV_WR_SEND ||
 			  rows[i].wr == IBV_WR_SEND_WITH_IMM ? SOFTHCA_TP_UD : 0) |
 			 (rows[i].opcode == 0x01 || rows[i].opcode == 0x10 ||
 			  rows[i].opcode == 0x11 || rows[i].opcode == 0x12 ||
 			  rows[i].opcode == 0x25 ? 0 : SOFTHCA_TP_UC));
 		CHECK(softhca_opcode_on(rows[i].opcode, SOFTHCA_TP_RC) == op);
+		CHECK(softhca_opcode_on(rows[i].opcode, SOFTHCA_TP_XRC) == op);
 		CHECK((softhca_opcode_on(rows[i].opcode, SOFTHCA_TP_UD) == op) ==
 		      !!(op->tp & SOFTHCA_TP_UD));
 		if (rows[i].wr >= 0)

@@ -75,11 +75,13 @@ enum {
 /*
  * Transports (QP service types) of the opcode table's rc / uc / ud
  * columns: the opcodes a QP of that transport may post. The GSI QP is a
- * datagram QP.
+ * datagram QP. An XRC initiator posts what RC posts (IBA 9.8.x): the rc
+ * column is both; its WQEs carry the XRC segment after ctrl.
  */
 #define SOFTHCA_TP_RC			(1U << 0)
 #define SOFTHCA_TP_UD			(1U << 1)
 #define SOFTHCA_TP_UC			(1U << 2)
+#define SOFTHCA_TP_XRC			(1U << 3)
 
 /* An opcode without a work completion (NOP), or without a responder CQE. */
 #define SOFTHCA_WC_NONE			(-1)
@@ -170,8 +172,8 @@ struct softhca_opcode_info {
 		.name = #name_,						\
 		.opcode = (op_),					\
 		.wr = SOFTHCA_WR_##wr_,					\
-		.tp = (rc) * SOFTHCA_TP_RC | (uc) * SOFTHCA_TP_UC |	\
-		      (ud) * SOFTHCA_TP_UD,				\
+		.tp = (rc) * (SOFTHCA_TP_RC | SOFTHCA_TP_XRC) |	\
+		      (uc) * SOFTHCA_TP_UC | (ud) * SOFTHCA_TP_UD,	\
 		.segs = (ra) * SOFTHCA_SEG_RADDR |			\
 			(at) * SOFTHCA_SEG_ATOMIC |			\
 			(da) * SOFTHCA_SEG_DATA |			\

@@ -99,6 +99,15 @@ struct softhca_wqe_bind_seg {
 #define SOFTHCA_BIND_ZERO_BASED		(1U << 0)	/* window starts at 0 */
 #define SOFTHCA_BIND_DS			3	/* ctrl, bind (2) */
 
+/*
+ * XRC segment (mlx5_wqe_xrc_seg): every WQE of an XRC initiator, right
+ * after ctrl. The target's SRQ the message goes to (the XRCETH's XRCSRQ).
+ */
+struct softhca_wqe_xrc_seg {
+	__be32	xrc_srqn;		/* 0: 24 bits */
+	__u8	reserved[12];		/* 4 */
+};
+
 /* Remote address segment: RDMA READ/WRITE and atomics, after ctrl. */
 struct softhca_wqe_raddr_seg {
 	__be64	raddr;			/* 0 */

@@ -114,6 +114,8 @@ struct softhca_send_wr {
 	const struct softhca_av *av;
 	__u32 remote_qpn;
 	__u32 remote_qkey;
+	/* XRC initiators: the target's SRQ (the XRC segment). */
+	__u32 remote_srqn;
 };
 
 /*
@@ -379,6 +381,8 @@ static inline int softhca_send_wqe_ds(const struct softhca_sq_fmt *sq,
 			return -EINVAL;
 		ds += SOFTHCA_AV_DS;
 	}
+	if (sq->tp == SOFTHCA_TP_XRC)
+		ds++;
 	if (segs & SOFTHCA_SEG_RADDR)
 		ds++;
 	if (segs & SOFTHCA_SEG_ATOMIC) {
@@ -444,7 +448,19 @@ static inline int softhca_build_send_wqe(const struct softhca_sq_fmt *sq,
 		seg = softhca_ring_advance(&sq->ring, seg,
 					   sizeof(struct softhca_wqe_av));
 	}
-	/* raddr, atomic and its data pointer fit in the first WQEBB. */
+	if (sq->tp == SOFTHCA_TP_XRC) {
+		struct softhca_wqe_xrc_seg *x =
+			(struct softhca_wqe_xrc_seg *)(sq->ring.buf + seg);
+
+		memset(x, 0, sizeof(*x));
+		x->xrc_srqn = __cpu_to_be32(wr->remote_srqn &
+					    SOFTHCA_24BIT_MASK);
+		seg += sizeof(*x);
+	}
+	/*
+	 * raddr and atomic fit in the first WQEBB; an atomic's data pointer
+	 * too, but after an XRC segment it starts the next one: it may wrap.
+	 */
 	if (op->segs & SOFTHCA_SEG_RADDR) {
 		softhca_set_raddr_seg((struct softhca_wqe_raddr_seg *)
 				      (sq->ring.buf + seg),
@@ -456,7 +472,8 @@ static inline int softhca_build_send_wqe(const struct softhca_sq_fmt *sq,
 				       (sq->ring.buf + seg), wr->swap_add,
 				       op->flags & SOFTHCA_OPF_COMPARE ?
 				       wr->compare : 0);
-		seg += sizeof(struct softhca_wqe_atomic_seg);
+		seg = softhca_ring_advance(&sq->ring, seg,
+					   sizeof(struct softhca_wqe_atomic_seg));
 		softhca_set_data_seg((struct softhca_wqe_data_seg *)
 				     (sq->ring.buf + seg), SOFTHCA_ATOMIC_SIZE,
 				     wr->sg[0].lkey, wr->sg[0].addr);
