@@ -40,6 +40,7 @@ static const struct rdma_stat_desc shca_stat_descs[] = {
 	[HCA_QCNT_RX_QKEY_DROPS].name = "rx_qkey_drops",
 	[HCA_QCNT_RX_LEN_DROPS].name = "rx_len_drops",
 	[HCA_QCNT_RX_ACCESS_DROPS].name = "rx_access_drops",
+	[HCA_QCNT_RX_XRC_SRQ_ERRORS].name = "rx_xrc_srq_errors",
 	[HCA_QCNT_SEQ_NAKS_SENT].name = "seq_naks_sent",
 	[HCA_QCNT_SEQ_NAKS_RCVD].name = "seq_naks_rcvd",
 	[HCA_QCNT_INV_REQ_NAKS_SENT].name = "inv_req_naks_sent",

@@ -61,6 +61,9 @@ static int shca_query_device(struct ib_device *ibdev,
 			caps->max_total_mcast_qp_attach;
 	}
 	attr->max_srq = caps->max_srq;
+	/* XRC domains, SRQs and QPs (xrcd.c, srq.c, qp.c): the local fabric. */
+	if (caps->flags & HCA_CAP_XRC)
+		attr->device_cap_flags |= IB_DEVICE_XRC;
 	/* One WQE of a ring is the free list's tail, never posted. */
 	attr->max_srq_wr = caps->max_srq_wqes - 1;
 	attr->max_srq_sge = caps->max_srq_sge;
@@ -211,6 +214,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.alloc_mr = shca_alloc_mr,
 	.alloc_mw = shca_alloc_mw,
 	.alloc_pd = shca_alloc_pd,
+	.alloc_xrcd = shca_alloc_xrcd,
 	.alloc_ucontext = shca_alloc_ucontext,
 	.attach_mcast = shca_attach_mcast,
 	.counter_alloc_stats = shca_counter_alloc_stats,
@@ -226,6 +230,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.dealloc_driver = shca_dealloc_driver,
 	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
+	.dealloc_xrcd = shca_dealloc_xrcd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
 	.del_gid = shca_del_gid,
 	.dereg_mr = shca_dereg_mr,
@@ -272,6 +277,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, shca_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, shca_xrcd, ibxrcd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibucontext),
 };
 

@@ -29,13 +29,16 @@
 #define SHCA_WQE_DATA_SIZE	sizeof(struct softhca_wqe_data_seg)
 #define SHCA_WQE_INLINE_SIZE	sizeof(struct softhca_wqe_inline_seg)
 #define SHCA_WQE_AV_SIZE	sizeof(struct softhca_wqe_av)
+#define SHCA_WQE_XRC_SIZE	sizeof(struct softhca_wqe_xrc_seg)
 
 /*
  * What one QP type is to the driver: the model's service type and
  * transport, the segment every send WQE has between ctrl and its data
- * (RC, UC: a remote address, UD: the datagram segment), whether its WQEs may
- * be atomics, the creation flags it takes, and whether only the kernel
- * may create it (the GSI QP: ib_mad's, one per port).
+ * (RC, UC: a remote address, UD: the datagram segment, XRC: the XRC
+ * segment and a remote address), whether its WQEs may be atomics, the
+ * creation flags it takes, and whether only the kernel may create it (the
+ * GSI QP: ib_mad's, one per port) or only user space (an XRC initiator:
+ * a kernel WR has no SRQ number to send to).
  */
 struct shca_qp_kind {
 	enum ib_qp_type type;
@@ -45,6 +48,7 @@ struct shca_qp_kind {
 	bool atomics;
 	bool port_mtu;			/* its path MTU is its port's */
 	bool kernel_only;
+	bool user_only;
 	u32 create_flags;		/* IB_QP_CREATE_* */
 };
 
@@ -53,6 +57,11 @@ static const struct shca_qp_kind shca_qp_kinds[] = {
 	  .hdr = SHCA_WQE_RADDR_SIZE, .atomics = true },
 	{ .type = IB_QPT_UC, .st = HCA_QP_ST_UC, .tp = SOFTHCA_TP_UC,
 	  .hdr = SHCA_WQE_RADDR_SIZE },
+	{ .type = IB_QPT_XRC_INI, .st = HCA_QP_ST_XRC_INI, .tp = SOFTHCA_TP_XRC,
+	  .hdr = SHCA_WQE_XRC_SIZE + SHCA_WQE_RADDR_SIZE, .atomics = true,
+	  .user_only = true },
+	{ .type = IB_QPT_XRC_TGT, .st = HCA_QP_ST_XRC_TGT, .tp = SOFTHCA_TP_XRC,
+	  .hdr = SHCA_WQE_XRC_SIZE + SHCA_WQE_RADDR_SIZE },
 	{ .type = IB_QPT_UD, .st = HCA_QP_ST_UD, .tp = SOFTHCA_TP_UD,
 	  .hdr = SHCA_WQE_AV_SIZE, .port_mtu = true,
 	  .create_flags = IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK },
@@ -115,7 +124,7 @@ static int shca_qp_layout(const struct hca_caps *caps,
 	    cap->max_inline_data > caps->max_inline_data)
 		return -EINVAL;
 
-	body = max3(k->atomics ? SHCA_WQE_RADDR_SIZE + SHCA_WQE_ATOMIC_SIZE +
+	body = max3(k->atomics ? k->hdr + SHCA_WQE_ATOMIC_SIZE +
 		    SHCA_WQE_DATA_SIZE : 0,
 		    k->hdr + SHCA_WQE_DATA_SIZE * cap->max_send_sge,
 		    k->hdr + ALIGN(SHCA_WQE_INLINE_SIZE + cap->max_inline_data,
@@ -169,15 +178,13 @@ static int shca_qp_layout(const struct hca_caps *caps,
 static int shca_qp_check_init_attr(struct ib_qp_init_attr *init_attr,
 				   const struct shca_qp_kind *k, bool user)
 {
-	/*
-	 * RC, UD and GSI. RoCE has no SMI; UC, XRC, raw packet are not in
-	 * the caps.
-	 */
-	if (!k)
+	/* RoCE has no SMI; raw packet QPs are not in the caps. */
+	if (!k || (k->user_only && !user))
 		return -EOPNOTSUPP;
 	/* ib_uverbs refuses a GSI QP first; EINVAL as it says. */
 	if (k->kernel_only && user)
 		return -EINVAL;
+
 	/* No RSS table; an SRQ replaces the RQ (no receive caps then). */
 	if (init_attr->rwq_ind_tbl)
 		return -EINVAL;
@@ -189,6 +196,11 @@ static int shca_qp_check_init_attr(struct ib_qp_init_attr *init_attr,
 	if (init_attr->sq_sig_type != IB_SIGNAL_ALL_WR &&
 	    init_attr->sq_sig_type != IB_SIGNAL_REQ_WR)
 		return -EINVAL;
+	/* An XRC initiator only sends: no receive CQ, RQ or SRQ. */
+	if (init_attr->qp_type == IB_QPT_XRC_INI)
+		return init_attr->send_cq && !init_attr->recv_cq &&
+		       !init_attr->srq && !init_attr->cap.max_recv_wr ?
+		       0 : -EINVAL;
 	if (!init_attr->send_cq || !init_attr->recv_cq)
 		return -EINVAL;
 	return 0;
@@ -200,6 +212,64 @@ static void shca_qp_destroy_cmd(struct shca_dev *sdev, u32 qpn)
 
 	WARN_ON(hca_exec(sdev->hca, HCA_CMD_DESTROY_QP, &in, sizeof(in),
 			      NULL, 0));
+}
+
+/*
+ * An XRC target QP. ib_core creates it for the user with no udata, PD or
+ * CQ (and shares it: ib_open_qp()); it has no queue to post to. The model
+ * still keeps a doorbell record and a one-WQEBB SQ for it, which nobody
+ * rings: a kernel-side area, mapped by no one.
+ */
+static int shca_create_xrc_tgt(struct shca_dev *sdev, struct shca_qp *qp,
+			       const struct shca_qp_kind *k,
+			       struct ib_qp_init_attr *init_attr)
+{
+	struct hca_cmd_create_qp_in in = {};
+	struct hca_cmd_create_qp_out out;
+	struct shca_qp_layout l;
+	struct ib_qp_cap cap = {};
+	int err;
+
+	if (!init_attr->xrcd || init_attr->send_cq || init_attr->recv_cq ||
+	    init_attr->srq || init_attr->create_flags ||
+	    init_attr->rwq_ind_tbl)
+		return -EINVAL;
+	err = shca_qp_layout(&sdev->caps, k, &cap, false, &l);
+	if (err)
+		return err;
+	qp->queue = shca_queue_alloc(NULL, l.size);
+	if (IS_ERR(qp->queue))
+		return PTR_ERR(qp->queue);
+	in.st = k->st;
+	in.xrcdn = to_shca_xrcd(init_attr->xrcd)->xrcdn;
+	in.sq_buf = qp->queue->buf + l.sq_offset;
+	in.sq_wqebb_cnt = l.sq_wqebb_cnt;
+	in.rq_wqe_shift = l.rq_wqe_shift;
+	in.sq_max_wqebbs = l.wqe_size / SOFTHCA_SEND_WQE_BB;
+	in.dbr = qp->queue->buf + l.dbr_offset;
+	in.uar_index = shca_udata_uar(NULL);
+	err = hca_exec(sdev->hca, HCA_CMD_CREATE_QP, &in, sizeof(in),
+		       &out, sizeof(out));
+	if (err)
+		goto err_queue;
+	qp->qpn = out.qpn;
+	qp->db_slot = out.db_slot;
+	qp->ibqp.qp_num = out.qpn;
+	qp->kind = k;
+	mutex_init(&qp->mutex);
+	err = shca_qp_ev_register(sdev, &qp->ev, &qp->ibqp, qp->qpn);
+	if (err)
+		goto err_qp;
+	memset(&qp->cap, 0, sizeof(qp->cap));
+	memset(&init_attr->cap, 0, sizeof(init_attr->cap));
+	return 0;
+
+err_qp:
+	mutex_destroy(&qp->mutex);
+	shca_qp_destroy_cmd(sdev, qp->qpn);
+err_queue:
+	shca_queue_free(qp->queue);
+	return err;
 }
 
 int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
@@ -217,6 +287,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	bool sig;
 	int err;
 
+	if (init_attr->qp_type == IB_QPT_XRC_TGT)
+		return shca_create_xrc_tgt(sdev, qp, k, init_attr);
 	err = shca_qp_check_init_attr(init_attr, k, udata != NULL);
 	if (err) {
 		shca_dbg(sdev, "refused: QP type %d, create_flags 0x%x: %pe\n",
@@ -232,7 +304,7 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		    (req.flags & ~SHCA_QP_REQ_FLAGS))
 			return -EINVAL;
 	} else if (!to_shca_cq(init_attr->send_cq)->kcq ||
-		   !to_shca_cq(init_attr->recv_cq)->kcq) {
+		   !init_attr->recv_cq || !to_shca_cq(init_attr->recv_cq)->kcq) {
 		/* A kernel QP completes on kernel CQs (kverbs.c polls). */
 		return -EINVAL;
 	}
@@ -257,7 +329,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 
 	in.pdn = to_shca_pd(ibqp->pd)->pdn;
 	in.send_cqn = to_shca_cq(init_attr->send_cq)->cqn;
-	in.recv_cqn = to_shca_cq(init_attr->recv_cq)->cqn;
+	if (init_attr->recv_cq)
+		in.recv_cqn = to_shca_cq(init_attr->recv_cq)->cqn;
 	if (sig)
 		in.flags |= HCA_QP_SIGNATURE;
 	if (init_attr->sq_sig_type == IB_SIGNAL_ALL_WR)

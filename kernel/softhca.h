@@ -59,6 +59,12 @@ struct shca_pd {
 	u32 pdn;
 };
 
+/* An XRC domain (xrcd.c): its number in the model. */
+struct shca_xrcd {
+	struct ib_xrcd ibxrcd;
+	u32 xrcdn;
+};
+
 enum shca_mmap_type {
 	SHCA_MMAP_UAR,		/* UAR page + doorbell area (owns the UAR) */
 	SHCA_MMAP_DEVICE,	/* the device page, read only */
@@ -232,6 +238,11 @@ static inline struct shca_pd *to_shca_pd(struct ib_pd *ibpd)
 	return container_of(ibpd, struct shca_pd, ibpd);
 }
 
+static inline struct shca_xrcd *to_shca_xrcd(struct ib_xrcd *ibxrcd)
+{
+	return container_of(ibxrcd, struct shca_xrcd, ibxrcd);
+}
+
 static inline struct shca_cq *to_shca_cq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct shca_cq, ibcq);
@@ -304,6 +315,8 @@ void shca_wake_file_detach(struct shca_ucontext *uctx);
 /* pd.c */
 int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int shca_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int shca_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 
 /* gid.c */
 int shca_add_gid(const struct ib_gid_attr *attr, void **context);

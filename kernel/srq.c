@@ -10,6 +10,9 @@
  * model's "the HCA starts at WQE 0" holds whatever the provider does. A
  * ring of cnt WQEs holds cnt - 1 (the free list's tail is never posted),
  * so max_wr + 1 is rounded up. The limit is the model's ARM_RQ.
+ *
+ * An XRC SRQ (user space only) is the same ring, with its XRC domain and
+ * the CQ its completions go to; its number is what initiators name.
  */
 #include <linux/log2.h>
 #include <rdma/softhca-abi.h>
@@ -97,7 +100,8 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	size_t size;
 	int err;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC &&
+	    (init->srq_type != IB_SRQT_XRC || !udata))
 		return -EOPNOTSUPP;
 	if (udata) {
 		err = shca_udata_req(udata, &req, sizeof(req));
@@ -129,11 +133,18 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	in.wqe_shift = srq->wrs.wqe_shift;
 	in.dbr = srq->dbr;
 	in.limit = attr->srq_limit;
+	if (init->srq_type == IB_SRQT_XRC) {
+		in.xrcdn = to_shca_xrcd(init->ext.xrc.xrcd)->xrcdn;
+		in.cqn = to_shca_cq(init->ext.cq)->cqn;
+	}
 	err = hca_exec(sdev->hca, HCA_CMD_CREATE_SRQ, &in, sizeof(in),
 		       &out, sizeof(out));
 	if (err)
 		goto err_wrs;
 	srq->srqn = out.srqn;
+	/* ib_uverbs answers an XRC SRQ's creator with this number. */
+	if (init->srq_type == IB_SRQT_XRC)
+		ibsrq->ext.xrc.srq_num = srq->srqn;
 	err = shca_srq_ev_register(sdev, &srq->ev, ibsrq, srq->srqn);
 	if (err)
 		goto err_cmd;
