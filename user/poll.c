@@ -46,6 +46,22 @@ static struct softhca_qp *cq_find_qp(struct softhca_cq *cq, uint32_t qpn)
 }
 
 /*
+ * A receive CQE of an XRC SRQ on this CQ: the WR is the SRQ WQE it names,
+ * the QP the target's (which may be another process's handle).
+ */
+static int parse_xrc_cqe(struct softhca_cq *cq, const struct softhca_cqe *cqe,
+			 struct softhca_wc *w)
+{
+	struct softhca_srq *srq =
+		softhca_find_xsrq(cq, be32toh(cqe->srqn_uidx) &
+				      SOFTHCA_24BIT_MASK);
+
+	if (!srq || softhca_cqe_kind(cqe)->wq != SOFTHCA_CQE_WQ_RQ)
+		return -1;
+	return softhca_cqe_decode_srq(cqe, NULL, NULL, &srq->wrs, w) ? -1 : 0;
+}
+
+/*
  * Decode one CQE into w. Returns 0, or -1 when no outstanding WR of a live
  * QP on this CQ matches it (the CQE is then dropped: it would otherwise
  * block the CQ for good, or move a queue's tail over WRs still posted).
@@ -58,8 +74,10 @@ static int parse_cqe(struct softhca_cq *cq, const struct softhca_cqe *cqe,
 	bool recv = qp && qp_uses_cq(qp, cq, false);
 	struct ibv_srq *srq = qp ? qp->vqp.qp.srq : NULL;
 
-	if (!qp ||
-	    softhca_cqe_decode_srq(cqe,
+	/* No QP of ours: a receive of an XRC target, named by its SRQ. */
+	if (!qp)
+		return parse_xrc_cqe(cq, cqe, w);
+	if (softhca_cqe_decode_srq(cqe,
 				   qp_uses_cq(qp, cq, true) ? &qp->sq.wrs : NULL,
 				   recv && !srq ? &qp->rq.wrs : NULL,
 				   recv && srq ? &to_ssrq(srq)->wrs : NULL,

@@ -44,8 +44,29 @@
 
 /* Opaque to us: libibverbs' record of the sysfs device it matched. */
 struct verbs_sysfs_dev;
-/* XRC domains: only named by verbs_qp; softhca has no XRC. */
-struct verbs_xrcd;
+/* verbs_xrcd.comp_mask */
+enum {
+	VERBS_XRCD_HANDLE = 1 << 0,	/* handle is valid */
+};
+
+/* An XRC domain: ibv_cmd_open_xrcd() fills in everything. */
+struct verbs_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t comp_mask;
+	uint32_t handle;
+};
+
+/*
+ * An SRQ created with ibv_cmd_create_srq_ex(), which fills in the type,
+ * XRC domain, CQ and the SRQ number the kernel returned.
+ */
+struct verbs_srq {
+	struct ibv_srq srq;
+	enum ibv_srq_type srq_type;
+	struct verbs_xrcd *xrcd;
+	struct ibv_cq *cq;
+	uint32_t srq_num;
+};
 
 /* ---- device matching ---------------------------------------------------- */
 
@@ -354,6 +375,9 @@ SOFTHCA_DECLARE_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
 SOFTHCA_DECLARE_CMD(ibv_create_srq, ib_uverbs_create_srq);
 SOFTHCA_DECLARE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 SOFTHCA_DECLARE_CMD(ibv_query_srq, ib_uverbs_query_srq);
+SOFTHCA_DECLARE_CMD(ibv_create_xsrq, ib_uverbs_create_xsrq);
+SOFTHCA_DECLARE_CMD(ibv_open_xrcd, ib_uverbs_open_xrcd);
+SOFTHCA_DECLARE_CMD(ibv_open_qp, ib_uverbs_open_qp);
 
 /* Extended commands: the two headers (rdma-core's struct ex_hdr). */
 #define SOFTHCA_DECLARE_CMD_EX(_name, _core)				\
@@ -508,6 +532,21 @@ int ibv_cmd_destroy_qp(struct ibv_qp *qp);
 /* CREATE_SRQ: fills srq->handle, srq->context and attr->attr's max_wr,
  * max_sge from the core response; ibv_create_srq() sets pd, srq_context,
  * the event counters on return. */
+/* XRC: domains (shared through a file), XRC SRQs, opening a target QP. */
+int ibv_cmd_open_xrcd(struct ibv_context *context, struct verbs_xrcd *xrcd,
+		      int vxrcd_size, struct ibv_xrcd_init_attr *attr,
+		      struct ibv_open_xrcd *cmd, size_t cmd_size,
+		      struct ib_uverbs_open_xrcd_resp *resp, size_t resp_size);
+int ibv_cmd_close_xrcd(struct verbs_xrcd *xrcd);
+int ibv_cmd_create_srq_ex(struct ibv_context *context, struct verbs_srq *srq,
+			  struct ibv_srq_init_attr_ex *attr_ex,
+			  struct ibv_create_xsrq *cmd, size_t cmd_size,
+			  struct ib_uverbs_create_srq_resp *resp,
+			  size_t resp_size);
+int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp,
+		    int vqp_sz, struct ibv_qp_open_attr *attr,
+		    struct ibv_open_qp *cmd, size_t cmd_size,
+		    struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
 int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
 		       struct ibv_srq_init_attr *attr,
 		       struct ibv_create_srq *cmd, size_t cmd_size,

@@ -35,44 +35,23 @@ _Static_assert(offsetof(struct softhca_create_qp_resp_buf, drv) ==
 
 static int qp_table_insert(struct softhca_context *ctx, struct softhca_qp *qp)
 {
-	uint32_t top = qp->qpn >> SOFTHCA_QP_TABLE_SHIFT;
-	struct softhca_qp **t;
-	int ret = 0;
+	int ret;
 
 	pthread_mutex_lock(&ctx->qp_table_mutex);
-	t = ctx->qp_table[top];
-	if (!t) {
-		t = calloc(SOFTHCA_QP_TABLE_SIZE, sizeof(*t));
-		if (!t) {
-			ret = ENOMEM;
-			goto out;
-		}
-		__atomic_store_n(&ctx->qp_table[top], t, __ATOMIC_RELEASE);
-	}
-	if (t[qp->qpn & SOFTHCA_QP_TABLE_MASK]) {
-		ret = EEXIST;
-		goto out;
-	}
-	__atomic_store_n(&t[qp->qpn & SOFTHCA_QP_TABLE_MASK], qp,
-			 __ATOMIC_RELEASE);
+	ret = softhca_table_insert(&ctx->qp_table, qp->qpn, qp);
 	/* A second QP shares the UAR: BlueFlame needs its lock from now on. */
-	if (++ctx->qp_count > 1 && !ctx->single_threaded)
+	if (!ret && ++ctx->qp_count > 1 && !ctx->single_threaded)
 		__atomic_store_n(&ctx->bf_lock.need_lock, true,
 				 __ATOMIC_RELAXED);
-out:
 	pthread_mutex_unlock(&ctx->qp_table_mutex);
 	return ret;
 }
 
 static void qp_table_remove(struct softhca_context *ctx, struct softhca_qp *qp)
 {
-	struct softhca_qp **t;
-
 	pthread_mutex_lock(&ctx->qp_table_mutex);
-	t = ctx->qp_table[qp->qpn >> SOFTHCA_QP_TABLE_SHIFT];
-	if (t && t[qp->qpn & SOFTHCA_QP_TABLE_MASK] == qp) {
-		__atomic_store_n(&t[qp->qpn & SOFTHCA_QP_TABLE_MASK], NULL,
-				 __ATOMIC_RELEASE);
+	if (softhca_find_qp(ctx, qp->qpn) == qp) {
+		softhca_table_remove(&ctx->qp_table, qp->qpn, qp);
 		ctx->qp_count--;
 	}
 	pthread_mutex_unlock(&ctx->qp_table_mutex);
@@ -80,8 +59,8 @@ static void qp_table_remove(struct softhca_context *ctx, struct softhca_qp *qp)
 
 void softhca_qp_table_free(struct softhca_context *ctx)
 {
-	for (uint32_t i = 0; i < SOFTHCA_QP_TABLE_SIZE; i++)
-		free(ctx->qp_table[i]);
+	softhca_table_free(&ctx->qp_table);
+	softhca_table_free(&ctx->xsrq_table);
 }
 
 /* ---- the CQs of a QP ------------------------------------------------- */
@@ -117,7 +96,7 @@ static void clean_cqs(struct softhca_qp *qp)
 
 	softhca_cq_clean_locked(scq, qp->qpn,
 				srq && rcq == scq ? to_ssrq(srq) : NULL);
-	if (rcq != scq)
+	if (rcq && rcq != scq)
 		softhca_cq_clean_locked(rcq, qp->qpn,
 					srq ? to_ssrq(srq) : NULL);
 }
@@ -183,7 +162,8 @@ static void qp_free_sw(struct softhca_qp *qp)
 static uint32_t qp_tp(enum ibv_qp_type type)
 {
 	return type == IBV_QPT_UD ? SOFTHCA_TP_UD :
-	       type == IBV_QPT_UC ? SOFTHCA_TP_UC : SOFTHCA_TP_RC;
+	       type == IBV_QPT_UC ? SOFTHCA_TP_UC :
+	       type == IBV_QPT_XRC_SEND ? SOFTHCA_TP_XRC : SOFTHCA_TP_RC;
 }
 
 /* The send ops a QP of @type offers, or 0 for a type we do not create. */
@@ -196,6 +176,8 @@ static uint64_t qp_send_ops(enum ibv_qp_type type)
 		return SOFTHCA_UC_SEND_OPS_FLAGS;
 	case IBV_QPT_UD:
 		return SOFTHCA_UD_SEND_OPS_FLAGS;
+	case IBV_QPT_XRC_SEND:
+		return SOFTHCA_XRC_SEND_OPS_FLAGS;
 	default:
 		return 0;
 	}
@@ -257,6 +239,83 @@ static void pd_hold(struct ibv_pd *ibpd, int n)
 		__atomic_fetch_add(&pd->users, n, __ATOMIC_ACQ_REL);
 }
 
+/*
+ * An XRC target: the kernel creates it (with no driver data: the core
+ * drops ours) and it has no queue here, only its QPN. Not in the QP
+ * table: its receive CQEs name the XRC SRQ (poll.c).
+ */
+static struct ibv_qp *xrc_tgt_new(void)
+{
+	struct softhca_qp *qp = calloc(1, sizeof(*qp));
+
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->xrc_tgt = true;
+	return &qp->vqp.qp;
+}
+
+static struct ibv_qp *create_xrc_tgt(struct ibv_context *ibctx,
+				     struct ibv_qp_init_attr_ex *attr)
+{
+	struct softhca_create_qp_resp_buf resp;
+	struct softhca_create_qp_cmd cmd;
+	struct ibv_qp *ibqp;
+	int ret;
+
+	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_PD)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ibqp = xrc_tgt_new();
+	if (!ibqp)
+		return NULL;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_qp_ex(ibctx, &to_sqp(ibqp)->vqp, attr,
+				   &cmd.ibv_cmd, sizeof(cmd),
+				   (struct ib_uverbs_create_qp_resp *)(void *)&resp,
+				   sizeof(resp));
+	if (ret) {
+		free(to_sqp(ibqp));
+		errno = ret;
+		return NULL;
+	}
+	to_sqp(ibqp)->qpn = ibqp->qp_num;
+	return ibqp;
+}
+
+/* ibv_open_qp: another handle of an XRC target, by its domain and QPN. */
+struct ibv_qp *softhca_open_qp(struct ibv_context *ibctx,
+			       struct ibv_qp_open_attr *attr)
+{
+	struct ib_uverbs_create_qp_resp resp;
+	struct ibv_open_qp cmd;
+	struct ibv_qp *ibqp;
+	int ret;
+
+	ibqp = xrc_tgt_new();
+	if (!ibqp)
+		return NULL;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_open_qp(ibctx, &to_sqp(ibqp)->vqp,
+			      sizeof(to_sqp(ibqp)->vqp), attr, &cmd,
+			      sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(to_sqp(ibqp));
+		errno = ret;
+		return NULL;
+	}
+	to_sqp(ibqp)->qpn = ibqp->qp_num;
+	return ibqp;
+}
+
 static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 				struct ibv_qp_init_attr_ex *attr)
 {
@@ -268,7 +327,9 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 	bool single;
 	int ret;
 
-	/* An SRQ of ours is a basic one (we offer no create_srq_ex). */
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		return create_xrc_tgt(ibctx, attr);
+	/* The kernel refuses an XRC SRQ for any QP but an XRC target. */
 	if (!ops ||
 	    (attr->comp_mask &
 	     ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
@@ -278,7 +339,9 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (!attr->send_cq || !attr->recv_cq || !attr->pd) {
+	/* An XRC initiator only sends: no receive CQ is its. */
+	if (!attr->send_cq || !attr->pd ||
+	    (!attr->recv_cq && attr->qp_type != IBV_QPT_XRC_SEND)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -315,6 +378,8 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx,
 	}
 
 	qp->qpn = qp->vqp.qp.qp_num;
+	if (attr->qp_type == IBV_QPT_XRC_SEND)
+		qp->vqp.qp.recv_cq = NULL;	/* libibverbs copied the attr's */
 	qp->sig_all = attr->sq_sig_all;
 	qp->wqe_sig = resp.drv.flags & SOFTHCA_QP_FLAG_SIGNATURE;
 	/* CQEs and the QP table know 24-bit QPNs only. */
@@ -410,7 +475,8 @@ int softhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
 	if (ret)
 		return ret;
-	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET)
+	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET &&
+	    !to_sqp(ibqp)->xrc_tgt)
 		qp_reset_queues(to_sqp(ibqp));
 	return 0;
 }
@@ -441,6 +507,10 @@ int softhca_destroy_qp(struct ibv_qp *ibqp)
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
+	if (qp->xrc_tgt) {
+		free(qp);
+		return 0;
+	}
 
 	lock_cqs(scq, rcq);
 	clean_cqs(qp);

@@ -158,6 +158,9 @@ static int wr_to_desc(const struct softhca_qp *qp, const struct ibv_send_wr *wr,
 		 htobe32(wr->invalidate_rkey);
 	d->sg = (const struct softhca_sge *)wr->sg_list;
 	d->num_sge = (uint32_t)wr->num_sge;
+	/* An XRC initiator's WR names the target's SRQ. */
+	if (qp->sq.fmt.tp == SOFTHCA_TP_XRC)
+		d->remote_srqn = wr->qp_type.xrc.remote_srqn;
 	/* The builder refuses a datagram WR without an AH or of another PD. */
 	if (qp->sq.fmt.tp == SOFTHCA_TP_UD) {
 		d->av = wr->wr.ud.ah ? &to_sah(wr->wr.ud.ah)->av : NULL;

@@ -91,10 +91,20 @@ static inline void softhca_unlock(struct softhca_lock *l)
 int softhca_lock_init(struct softhca_lock *l, bool need_lock);
 void softhca_lock_destroy(struct softhca_lock *l);
 
-/* The QP table: QPN (24 bits) -> QP, two levels of 4096 entries. */
+/*
+ * A number table (table.c): a 24-bit number -> object, two levels of 4096
+ * entries, for poll_cq: the QPs of a context by QPN, its XRC SRQs by SRQ
+ * number. Second levels are allocated under the context's
+ * qp_table_mutex and published with a release store; lookups take no
+ * lock. They are freed only with the context.
+ */
 #define SOFTHCA_QP_TABLE_SHIFT	12
 #define SOFTHCA_QP_TABLE_SIZE	(1U << SOFTHCA_QP_TABLE_SHIFT)
 #define SOFTHCA_QP_TABLE_MASK	(SOFTHCA_QP_TABLE_SIZE - 1)
+
+struct softhca_num_table {
+	void **l1[SOFTHCA_QP_TABLE_SIZE];
+};
 
 struct softhca_qp;
 
@@ -124,11 +134,11 @@ struct softhca_context {
 	struct softhca_lock bf_lock;
 	uint32_t bf_offset;
 
-	/* QPN -> QP for poll_cq. Second levels are allocated under the mutex
-	 * and published with a release store; poll_cq reads without locks.
-	 * They are freed only with the context. */
+	/* QPN -> QP and SRQ number -> XRC SRQ for poll_cq, changed under
+	 * the mutex. */
 	pthread_mutex_t qp_table_mutex;
-	struct softhca_qp **qp_table[SOFTHCA_QP_TABLE_SIZE];
+	struct softhca_num_table qp_table;
+	struct softhca_num_table xsrq_table;
 	uint32_t qp_count;		/* under qp_table_mutex */
 
 	/* Environment, read once at open. */
@@ -242,7 +252,10 @@ struct softhca_rq {
  * @lock serialises posters and the CQ pollers that retire WQEs.
  */
 struct softhca_srq {
-	struct ibv_srq ibv_srq;
+	union {				/* ibv_create_srq_ex() needs verbs_srq */
+		struct ibv_srq ibv_srq;
+		struct verbs_srq vsrq;
+	};
 	struct softhca_lock lock;
 	uint32_t srqn;
 	uint32_t max_gs;
@@ -259,6 +272,8 @@ struct softhca_qp {
 	uint32_t qpn;
 	bool sig_all;			/* sq_sig_all */
 	bool wqe_sig;			/* WQE signatures granted */
+	/* An XRC target (created or opened): no queues, no mapping. */
+	bool xrc_tgt;
 	struct softhca_qp_dbr *dbr;
 	struct softhca_db_hint db;	/* rung after every SQ doorbell */
 	void *map;
@@ -316,19 +331,33 @@ static inline struct softhca_qp *to_sqp(struct ibv_qp *ibqp)
 	return softhca_container_of(ibqp, struct softhca_qp, vqp.qp);
 }
 
-/* The QP with this QPN, or NULL. No lock: see qp_table. */
-static inline struct softhca_qp *softhca_find_qp(struct softhca_context *ctx,
-						 uint32_t qpn)
+/* The object of number @n, or NULL. No lock: see softhca_num_table. */
+static inline void *softhca_table_find(struct softhca_num_table *tbl,
+				       uint32_t n)
 {
-	struct softhca_qp **t;
+	void **t;
 
-	qpn &= SOFTHCA_24BIT_MASK;
-	t = __atomic_load_n(&ctx->qp_table[qpn >> SOFTHCA_QP_TABLE_SHIFT],
+	n &= SOFTHCA_24BIT_MASK;
+	t = __atomic_load_n(&tbl->l1[n >> SOFTHCA_QP_TABLE_SHIFT],
 			    __ATOMIC_ACQUIRE);
 	if (!t)
 		return NULL;
-	return __atomic_load_n(&t[qpn & SOFTHCA_QP_TABLE_MASK],
+	return __atomic_load_n(&t[n & SOFTHCA_QP_TABLE_MASK],
 			       __ATOMIC_ACQUIRE);
+}
+
+/* table.c, under the context's qp_table_mutex: 0, ENOMEM or EEXIST. */
+int softhca_table_insert(struct softhca_num_table *tbl, uint32_t n,
+			 void *obj);
+void softhca_table_remove(struct softhca_num_table *tbl, uint32_t n,
+			  void *obj);
+void softhca_table_free(struct softhca_num_table *tbl);
+
+/* The QP with this QPN, or NULL. */
+static inline struct softhca_qp *softhca_find_qp(struct softhca_context *ctx,
+						 uint32_t qpn)
+{
+	return softhca_table_find(&ctx->qp_table, qpn);
 }
 
 /* engine.c: the wake-up call. Returns 0 or an errno value. */
@@ -469,6 +498,8 @@ int softhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int softhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		     int attr_mask, struct ibv_qp_init_attr *init_attr);
 int softhca_destroy_qp(struct ibv_qp *ibqp);
+struct ibv_qp *softhca_open_qp(struct ibv_context *ibctx,
+			       struct ibv_qp_open_attr *attr);
 void softhca_qp_table_free(struct softhca_context *ctx);
 
 /* ah.c */
@@ -489,6 +520,10 @@ int softhca_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
 	 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_BIND_MW)
 #define SOFTHCA_UD_SEND_OPS_FLAGS					\
 	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+/* XRC initiators: RC's but binds and local invalidation (as mlx5). */
+#define SOFTHCA_XRC_SEND_OPS_FLAGS					\
+	(SOFTHCA_SEND_OPS_FLAGS &					\
+	 ~(IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW))
 /* UC: no READ, no atomics, no SEND_WITH_INV (the opcode table's uc column). */
 #define SOFTHCA_UC_SEND_OPS_FLAGS					\
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
@@ -505,6 +540,16 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 /* srq.c */
 struct ibv_srq *softhca_create_srq(struct ibv_pd *ibpd,
 				   struct ibv_srq_init_attr *attr);
+struct ibv_srq *softhca_create_srq_ex(struct ibv_context *ibctx,
+				      struct ibv_srq_init_attr_ex *attr);
+int softhca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
+/* The XRC SRQ of number @srqn whose CQ is @cq, or NULL (poll.c). */
+struct softhca_srq *softhca_find_xsrq(struct softhca_cq *cq, uint32_t srqn);
+
+/* xrcd.c */
+struct ibv_xrcd *softhca_open_xrcd(struct ibv_context *ibctx,
+				   struct ibv_xrcd_init_attr *attr);
+int softhca_close_xrcd(struct ibv_xrcd *ibxrcd);
 int softhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		       int mask);
 int softhca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);

@@ -32,6 +32,14 @@ struct softhca_create_srq_resp_buf {
 	struct softhca_create_srq_resp drv;
 };
 
+struct softhca_create_xsrq_cmd {
+	struct ibv_create_xsrq ibv_cmd;
+	struct softhca_create_srq_req drv;
+};
+
+_Static_assert(offsetof(struct softhca_create_xsrq_cmd, drv) ==
+		       sizeof(struct ibv_create_xsrq),
+	       "udata must follow the core command");
 _Static_assert(offsetof(struct softhca_create_srq_cmd, drv) ==
 		       sizeof(struct ibv_create_srq),
 	       "udata must follow the core command");
@@ -109,16 +117,11 @@ static int srq_map(struct softhca_context *ctx, struct softhca_srq *srq,
 	return 0;
 }
 
-struct ibv_srq *softhca_create_srq(struct ibv_pd *ibpd,
-				   struct ibv_srq_init_attr *attr)
+static struct softhca_srq *srq_new(struct softhca_context *ctx)
 {
-	struct softhca_context *ctx = to_sctx(ibpd->context);
-	struct softhca_create_srq_resp_buf resp;
-	struct softhca_create_srq_cmd cmd;
-	struct softhca_srq *srq;
+	struct softhca_srq *srq = calloc(1, sizeof(*srq));
 	int ret;
 
-	srq = calloc(1, sizeof(*srq));
 	if (!srq) {
 		errno = ENOMEM;
 		return NULL;
@@ -129,22 +132,24 @@ struct ibv_srq *softhca_create_srq(struct ibv_pd *ibpd,
 		errno = ret;
 		return NULL;
 	}
-	memset(&cmd, 0, sizeof(cmd));
-	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_create_srq(ibpd, &srq->ibv_srq, attr, &cmd.ibv_cmd,
-				 sizeof(cmd),
-				 (struct ib_uverbs_create_srq_resp *)(void *)&resp,
-				 sizeof(resp));
+	return srq;
+}
+
+/* The kernel created @srq (@ret its answer): check, map, or undo. */
+static struct ibv_srq *srq_finish(struct softhca_context *ctx,
+				  struct softhca_srq *srq, int ret,
+				  const struct softhca_create_srq_resp *r)
+{
 	if (ret) {
 		srq_free_sw(srq);
 		errno = ret;
 		return NULL;
 	}
-	if (!srq_resp_ok(ctx, &resp.drv)) {
+	if (!srq_resp_ok(ctx, r)) {
 		ret = EPROTO;
 		goto err_destroy;
 	}
-	ret = srq_map(ctx, srq, &resp.drv);
+	ret = srq_map(ctx, srq, r);
 	if (ret)
 		goto err_destroy;
 	return &srq->ibv_srq;
@@ -156,6 +161,99 @@ err_destroy:
 	srq_free_sw(srq);
 	errno = ret;
 	return NULL;
+}
+
+struct ibv_srq *softhca_create_srq(struct ibv_pd *ibpd,
+				   struct ibv_srq_init_attr *attr)
+{
+	struct softhca_context *ctx = to_sctx(ibpd->context);
+	struct softhca_create_srq_resp_buf resp;
+	struct softhca_create_srq_cmd cmd;
+	struct softhca_srq *srq = srq_new(ctx);
+	int ret;
+
+	if (!srq)
+		return NULL;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_srq(ibpd, &srq->ibv_srq, attr, &cmd.ibv_cmd,
+				 sizeof(cmd),
+				 (struct ib_uverbs_create_srq_resp *)(void *)&resp,
+				 sizeof(resp));
+	return srq_finish(ctx, srq, ret, &resp.drv);
+}
+
+/* An XRC SRQ joins the context's table: its CQEs name it (poll.c). */
+static int xsrq_table_insert(struct softhca_context *ctx,
+			     struct softhca_srq *srq)
+{
+	int ret;
+
+	pthread_mutex_lock(&ctx->qp_table_mutex);
+	ret = softhca_table_insert(&ctx->xsrq_table, srq->srqn, srq);
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+	return ret;
+}
+
+/*
+ * ibv_create_srq_ex: a basic SRQ as ibv_create_srq makes it, or an XRC
+ * SRQ (its domain and CQ; the same ring and free list).
+ */
+struct ibv_srq *softhca_create_srq_ex(struct ibv_context *ibctx,
+				      struct ibv_srq_init_attr_ex *attr)
+{
+	struct softhca_context *ctx = to_sctx(ibctx);
+	struct softhca_create_srq_resp_buf resp;
+	struct softhca_create_xsrq_cmd cmd;
+	struct ibv_srq *ibsrq;
+	struct softhca_srq *srq;
+	int ret;
+
+	if (attr->comp_mask & ~(IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+				IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+	    attr->srq_type != IBV_SRQT_BASIC &&
+	    attr->srq_type != IBV_SRQT_XRC) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	srq = srq_new(ctx);
+	if (!srq)
+		return NULL;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_srq_ex(ibctx, &srq->vsrq, attr, &cmd.ibv_cmd,
+				    sizeof(cmd),
+				    (struct ib_uverbs_create_srq_resp *)(void *)&resp,
+				    sizeof(resp));
+	ibsrq = srq_finish(ctx, srq, ret, &resp.drv);
+	if (!ibsrq || srq->vsrq.srq_type != IBV_SRQT_XRC)
+		return ibsrq;
+	ret = xsrq_table_insert(ctx, srq);
+	if (ret) {
+		softhca_destroy_srq(ibsrq);
+		errno = ret;
+		return NULL;
+	}
+	return ibsrq;
+}
+
+int softhca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	*srq_num = to_ssrq(ibsrq)->srqn;
+	return 0;
+}
+
+struct softhca_srq *softhca_find_xsrq(struct softhca_cq *cq, uint32_t srqn)
+{
+	struct softhca_srq *srq =
+		softhca_table_find(&to_sctx(cq->ibv_cq.context)->xsrq_table,
+				   srqn);
+
+	return srq && srq->vsrq.cq == &cq->ibv_cq ? srq : NULL;
 }
 
 int softhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
@@ -173,14 +271,34 @@ int softhca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
 	return ibv_cmd_query_srq(ibsrq, attr, &cmd, sizeof(cmd));
 }
 
+/*
+ * An XRC SRQ leaves the table under its CQ's lock: no poll_cq is between
+ * a lookup and its use. Its CQEs not polled yet are dropped by the next
+ * poll (no SRQ of that number on this CQ any more).
+ */
+static void xsrq_table_remove(struct softhca_srq *srq)
+{
+	struct softhca_context *ctx = to_sctx(srq->ibv_srq.context);
+	struct softhca_cq *cq = to_scq(srq->vsrq.cq);
+
+	pthread_mutex_lock(&ctx->qp_table_mutex);
+	softhca_lock(&cq->lock);
+	softhca_table_remove(&ctx->xsrq_table, srq->srqn, srq);
+	softhca_unlock(&cq->lock);
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+}
+
 int softhca_destroy_srq(struct ibv_srq *ibsrq)
 {
 	struct softhca_srq *srq = to_ssrq(ibsrq);
+	bool xrc = srq->vsrq.srq_type == IBV_SRQT_XRC;
 	int ret;
 
 	ret = ibv_cmd_destroy_srq(ibsrq);
 	if (ret)
 		return ret;
+	if (xrc)
+		xsrq_table_remove(srq);
 	munmap(srq->map, srq->map_size);
 	srq_free_sw(srq);
 	return 0;

@@ -10,7 +10,8 @@
  * for, and its data setter (or the next operation, or wr_complete, for a WR
  * without data) builds the WQE; on a UD QP the WQE is built once it has
  * both its data and its address (ibv_wr_set_ud_addr, in either order, as
- * mlx5); wr_complete rings the doorbell once for the
+ * mlx5), on an XRC initiator its data and the target's SRQ
+ * (ibv_wr_set_xrc_srqn); wr_complete rings the doorbell once for the
  * batch and makes the wake-up check. The first error is kept, later calls
  * are ignored, and wr_complete then returns it with every WQE of the batch
  * dropped (cur_post goes back to where wr_start found it), as mlx5 does;
@@ -30,7 +31,7 @@ struct softhca_wr_batch {
 	bool last_inl;
 	bool pending;			/* desc waits for its data */
 	bool data_set;			/* ... which it has */
-	bool addr_set;			/* a UD QP's WR has its address */
+	bool addr_set;			/* a UD or XRC WR has its address */
 	uint64_t wr_id;			/* of the pending WR */
 	struct softhca_send_wr desc;
 	struct softhca_sge sge;		/* one SGE or the inline buffer */
@@ -101,6 +102,12 @@ static struct softhca_send_wr *op_begin(struct ibv_qp_ex *qpx, uint8_t opcode)
 	return &b->desc;
 }
 
+/* Does a WR of @qp need an address setter (UD: the AH, XRC: the SRQ)? */
+static bool wr_needs_addr(const struct softhca_qp *qp)
+{
+	return qp->sq.fmt.tp == SOFTHCA_TP_UD || qp->sq.fmt.tp == SOFTHCA_TP_XRC;
+}
+
 /* A setter ran: build the WR once it has all it needs. */
 static void setter_done(struct softhca_qp *qp, bool data)
 {
@@ -110,8 +117,7 @@ static void setter_done(struct softhca_qp *qp, bool data)
 		b->data_set = true;
 	else
 		b->addr_set = true;
-	if (b->data_set &&
-	    (b->addr_set || qp->sq.fmt.tp != SOFTHCA_TP_UD))
+	if (b->data_set && (b->addr_set || !wr_needs_addr(qp)))
 		batch_build(qp);
 }
 
@@ -280,7 +286,7 @@ static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
 		return;
 	}
 	/* Built later (a UD WR waits for its address): the bytes are ours. */
-	if (qp->sq.fmt.tp == SOFTHCA_TP_UD && !b->addr_set && length) {
+	if (wr_needs_addr(qp) && !b->addr_set && length) {
 		memcpy(b->inl, addr, length);
 		addr = b->inl;
 	}
@@ -336,6 +342,18 @@ static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 	b->desc.av = ah ? &to_sah(ah)->av : NULL;
 	b->desc.remote_qpn = remote_qpn;
 	b->desc.remote_qkey = remote_qkey;
+	setter_done(qp, false);
+}
+
+/* An XRC initiator's WR: the target's SRQ. */
+static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	struct softhca_qp *qp = qpx_to_sqp(qpx);
+	struct softhca_wr_batch *b = setter_begin(qp);
+
+	if (!b)
+		return;
+	b->desc.remote_srqn = remote_srqn;
 	setter_done(qp, false);
 }
 
@@ -412,6 +430,7 @@ int softhca_wr_api_init(struct softhca_qp *qp)
 	qpx->wr_set_inline_data = wr_set_inline_data;
 	qpx->wr_set_inline_data_list = wr_set_inline_data_list;
 	qpx->wr_set_ud_addr = wr_set_ud_addr;
+	qpx->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	qpx->wr_start = wr_start;
 	qpx->wr_complete = wr_complete;
 	qpx->wr_abort = wr_abort;

@@ -29,6 +29,8 @@
 #include "../../user/poll.c"
 #include "../../user/wr.c"
 #include "../../user/arm.c"
+#include "../../user/table.c"
+#include "../../user/srq.c"
 #include "tap.h"
 
 /* ---- what softhca.c and engine.c provide in the library ------------- */
@@ -85,11 +87,10 @@ static void *zalloc(size_t align, size_t size)
 
 static void table_put(struct softhca_context *ctx, struct softhca_qp *qp)
 {
-	uint32_t top = qp->qpn >> SOFTHCA_QP_TABLE_SHIFT;
-
-	if (!ctx->qp_table[top])
-		ctx->qp_table[top] = zalloc(8, SOFTHCA_QP_TABLE_SIZE * sizeof(void *));
-	ctx->qp_table[top][qp->qpn & SOFTHCA_QP_TABLE_MASK] = qp;
+	if (softhca_table_insert(&ctx->qp_table, qp->qpn, qp)) {
+		fprintf(stderr, "table_put: QPN 0x%x\n", qp->qpn);
+		exit(2);
+	}
 }
 
 /*
@@ -174,8 +175,7 @@ static void fake_free(struct fake *f)
 	free(f->qp);
 	free(f->cq->ring);
 	free(f->cq);
-	for (uint32_t i = 0; i < SOFTHCA_QP_TABLE_SIZE; i++)
-		free(f->ctx->qp_table[i]);
+	softhca_table_free(&f->ctx->qp_table);
 	free(f->ctx->uar);
 	free(f->db);
 	free(f->dev);
@@ -1063,7 +1063,7 @@ static void poll_drops_cqes_no_wr_matches(void)
 	CHECK_EQ(other.sq.wrs.tail, 0);
 	CHECK(f->cq->last_qp == f->qp);
 
-	f->ctx->qp_table[0][0x456 & SOFTHCA_QP_TABLE_MASK] = NULL;
+	softhca_table_remove(&f->ctx->qp_table, 0x456, &other);
 	free(other.sq.wrs.wrid);
 	free(other.sq.wrs.wqe_head);
 	free(cq2);
