@@ -1065,6 +1065,75 @@ static void srq_free_list(void)
 	CHECK_EQ(wrid[1], 16);
 }
 
+/*
+ * XRC initiators: ctrl, the XRC segment (the target SRQ, 24 bits), then
+ * what RC carries. A SEND at WQEBB 1 is ctrl + XRC + data (DS 3); an
+ * atomic at the ring's last WQEBB puts its data pointer past the XRC,
+ * raddr and atomic segments, at the ring's start (DS 5, two WQEBBs).
+ */
+static void build_xrc_send_and_atomic_wrap(void)
+{
+	static const struct softhca_sge sg = {
+		.addr = 0x7f0000001000ull, .length = 0x100, .lkey = 0x1234,
+	};
+	static const uint8_t xrc[16] = { 0x00, 0xab, 0xcd, 0xef };
+	static const uint8_t send_ctrl[16] = {
+		0x00, 0x00, 0x05, 0x0a, 0x00, 0x00, 0x42, 0x03,
+		0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00,
+	};
+	static const uint8_t fa_ctrl[16] = {
+		0x00, 0x00, 0x03, 0x12, 0x00, 0x00, 0x42, 0x05,
+		0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00,
+	};
+	static const uint8_t data[16] = {
+		0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x12, 0x34,
+		0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x10, 0x00,
+	};
+	static const uint8_t data8[16] = {
+		0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x12, 0x34,
+		0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x10, 0x00,
+	};
+	static const uint8_t raddr[16] = {
+		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+		0x00, 0x00, 0xab, 0xcd, 0x00, 0x00, 0x00, 0x00,
+	};
+	struct softhca_sq_fmt sq = sq_new(64);
+	struct softhca_send_wr wr = wr_of(SOFTHCA_OPCODE_SEND, &sg, 1);
+
+	sq.tp = SOFTHCA_TP_XRC;
+	wr.remote_srqn = 0xffabcdef;		/* 24 bits go out */
+	CHECK_EQ(softhca_build_send_wqe(&sq, 5, &wr), 1);
+	CHECK_BYTES(sq.ring.buf + 64, send_ctrl, 16);
+	CHECK_BYTES(sq.ring.buf + 80, xrc, 16);
+	CHECK_BYTES(sq.ring.buf + 96, data, 16);
+	CHECK(untouched(&sq.ring, -GUARD, 64));
+	CHECK(untouched(&sq.ring, 112, 256 + GUARD));
+	ring_free(&sq.ring);
+
+	sq = sq_new(64);
+	sq.tp = SOFTHCA_TP_XRC;
+	wr = wr_of(SOFTHCA_OPCODE_ATOMIC_FA, &sg, 1);
+	wr.remote_srqn = 0xabcdef;
+	CHECK_EQ(softhca_build_send_wqe(&sq, 3, &wr), 2);
+	CHECK_BYTES(sq.ring.buf + 192, fa_ctrl, 16);
+	CHECK_BYTES(sq.ring.buf + 208, xrc, 16);
+	CHECK_BYTES(sq.ring.buf + 224, raddr, 16);
+	CHECK_EQ(be64toh(*(__be64 *)(sq.ring.buf + 240)), 0x1111222233334444ull);
+	CHECK_EQ(be64toh(*(__be64 *)(sq.ring.buf + 248)), 0);
+	CHECK_BYTES(sq.ring.buf + 0, data8, 16);
+	CHECK(untouched(&sq.ring, -GUARD, 0));
+	CHECK(untouched(&sq.ring, 16, 192));
+	CHECK(untouched(&sq.ring, 256, 256 + GUARD));
+	ring_free(&sq.ring);
+
+	/* The same atomic on RC: DS 4, one WQEBB, nothing at the start. */
+	sq = sq_new(64);
+	CHECK_EQ(softhca_build_send_wqe(&sq, 3, &wr), 1);
+	CHECK_BYTES(sq.ring.buf + 240, data8, 16);
+	CHECK(untouched(&sq.ring, -GUARD, 192));
+	ring_free(&sq.ring);
+}
+
 static const struct tap_test tests[] = {
 	{ "ctrl_segment_bytes", ctrl_segment_bytes },
 	{ "raddr_atomic_data_segment_bytes", raddr_atomic_data_segment_bytes },
@@ -1091,6 +1160,7 @@ static const struct tap_test tests[] = {
 	{ "build_ud_inline_and_empty", build_ud_inline_and_empty },
 	{ "build_ud_refuses", build_ud_refuses },
 	{ "srq_free_list", srq_free_list },
+	{ "build_xrc_send_and_atomic_wrap", build_xrc_send_and_atomic_wrap },
 };
 
 TAP_MAIN(tests)
