@@ -43,6 +43,11 @@ int softhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	uint32_t nreq = 0;
 	int err = 0;
 
+	/* XRC QPs receive through an SRQ only: no RQ, no receive CQ. */
+	if (!ibqp->recv_cq) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 	softhca_lock(&rq->lock);
 	for (; wr; wr = wr->next, nreq++) {
 		uint32_t n = rq->wrs.head + nreq;

@@ -298,6 +298,11 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	bool last_inl = false;
 	int err = 0;
 
+	/* An XRC target has no send queue (nor the CQ its check locks). */
+	if (qp->xrc_tgt) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 	softhca_lock(&sq->lock);
 	for (; wr; wr = wr->next, nreq++) {
 		uint32_t start = sq->cur_post;

@@ -95,6 +95,7 @@ struct hca {
 	u32 cq_next;
 	u32 qp_next;
 	u32 srq_next;
+	atomic64_t srq_ids;		/* hca_srq.id: never reused */
 	atomic_t num_qps;		/* QPs created, at most caps->max_qp */
 	/* cmd: Q counter sets and every QP's membership, under qcnt_lock */
 	struct mutex qcnt_lock;
@@ -505,6 +506,8 @@ struct hca_srq {
 	/* cmd: an XRC SRQ's domain and CQ (a reference), or 0 and NULL */
 	u32 xrcdn;
 	struct hca_cq *cq;
+	/* cmd: unique for the HCA's life (an SRQN is reused, this is not) */
+	u64 id;
 };
 
 struct hca_srq *hca_srq_get(struct hca *hca, u32 srqn);
@@ -519,6 +522,14 @@ int hca_cmd_arm_rq(struct hca *hca, const void *inbox, void *outbox);
  * @xrcdn; -EINVAL if it was never allocated), or one less.
  */
 int hca_xrcd_hold(struct hca *hca, u32 xrcdn);
+/*
+ * An XRC target takes the request in hand into SRQ @srqn (under its
+ * resp_lock): false if no such SRQ of its domain is there, or another
+ * than the one whose WQE it holds; then leaves it (the WQE it still holds,
+ * noted by number and id).
+ */
+bool hca_rq_xrc_enter(struct hca_qp *qp, u32 srqn);
+void hca_rq_xrc_leave(struct hca_qp *qp);
 void hca_xrcd_release(struct hca *hca, u32 xrcdn);
 int hca_cmd_alloc_xrcd(struct hca *hca, const void *inbox, void *outbox);
 int hca_cmd_dealloc_xrcd(struct hca *hca, const void *inbox, void *outbox);
@@ -618,9 +629,13 @@ struct hca_qp {
 	bool srq_last_wqe;
 	/*
 	 * cmd: an XRC target's domain. Its @srq is the one the request in
-	 * hand names (a reference, under resp_lock, responder.c), else NULL.
+	 * hand names (a reference, under resp_lock, responder.c), else NULL;
+	 * a WQE it holds across packets (the wire) is of the SRQ @held_srqn
+	 * whose id is @held_srq_id (no reference: the SRQ may go meanwhile).
 	 */
 	u32 xrcdn;
+	u32 held_srqn;
+	u64 held_srq_id;
 };
 
 struct hca_qp *hca_qp_get(struct hca *hca, u32 qpn);

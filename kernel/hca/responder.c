@@ -170,27 +170,20 @@ static void hca_resp_nak_rdma(struct hca_exec_ctx *ctx,
 static bool hca_resp_xrc_srq(struct hca_exec_ctx *ctx, struct hca_qp *resp,
 			     struct hca_answer *ans)
 {
-	struct hca_srq *srq = hca_srq_get(resp->hca, ctx->wqe.xrc_srqn);
-
-	if (unlikely(!srq || srq->xrcdn != resp->xrcdn)) {
-		if (srq)
-			hca_srq_put(srq);
+	if (unlikely(!hca_rq_xrc_enter(resp, ctx->wqe.xrc_srqn))) {
 		hca_count(resp->eng->resp_cnt, HCA_QCNT_RX_XRC_SRQ_ERRORS, 1);
 		hca_resp_nak_rdma(ctx, resp, ans,
 				  SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return false;
 	}
-	resp->srq = srq;
 	return true;
 }
 
 /* The request is handled: an XRC target lets its SRQ go, then the lock. */
 static void hca_resp_unlock(struct hca_qp *resp)
 {
-	if (unlikely(resp->type->xrc_tgt) && resp->srq) {
-		hca_srq_put(resp->srq);
-		resp->srq = NULL;
-	}
+	if (unlikely(resp->type->xrc_tgt))
+		hca_rq_xrc_leave(resp);
 	mutex_unlock(&resp->eng->resp_lock);
 }
 

@@ -18,7 +18,10 @@
  * its message with an error CQE on the QP, as an RQ WQE does.
  *
  * An XRC target has no queue of its own: the responder sets its @srq for
- * the request in hand (responder.c), and the SRQ's CQ takes the CQE.
+ * the request in hand (hca_rq_xrc_enter(), leave), and the SRQ's CQ takes
+ * the CQE. On the wire a message's WQE stays held between its packets:
+ * by SRQ number and id, without a reference, so that DESTROY_SRQ never
+ * waits for a peer; a flush finds the SRQ again, or nothing to flush.
  *
  * All callers hold the QP's resp_lock.
  */
@@ -212,6 +215,55 @@ void hca_rq_consume(struct hca_qp *qp)
 
 static void hca_rq_flush_one(struct hca_qp *qp);
 
+bool hca_rq_xrc_enter(struct hca_qp *qp, u32 srqn)
+{
+	struct hca_srq *srq = hca_srq_get(qp->hca, srqn);
+
+	if (srq && srq->xrcdn == qp->xrcdn &&
+	    (!qp->srq_held || srq->id == qp->held_srq_id)) {
+		qp->srq = srq;
+		return true;
+	}
+	if (srq)
+		hca_srq_put(srq);
+	return false;
+}
+
+void hca_rq_xrc_leave(struct hca_qp *qp)
+{
+	struct hca_srq *srq = qp->srq;
+
+	if (!srq)
+		return;
+	if (qp->srq_held) {
+		qp->held_srqn = srq->srqn;
+		qp->held_srq_id = srq->id;
+	}
+	qp->srq = NULL;
+	hca_srq_put(srq);
+}
+
+/*
+ * An XRC target's held WQE completes with WR_FLUSH_ERR on its SRQ's CQ,
+ * if that SRQ is still there; it is let go either way.
+ */
+static void hca_rq_xrc_flush_held(struct hca_qp *qp)
+{
+	struct hca_srq *srq;
+
+	if (!qp->srq_held)
+		return;
+	srq = hca_srq_get(qp->hca, qp->held_srqn);
+	if (srq && srq->id == qp->held_srq_id) {
+		qp->srq = srq;
+		hca_rq_flush_one(qp);
+		qp->srq = NULL;
+	}
+	if (srq)
+		hca_srq_put(srq);
+	qp->srq_held = false;
+}
+
 /*
  * RESET: the queue starts over. An SRQ WQE held (a message in progress)
  * is completed with WR_FLUSH_ERR rather than lost: the provider's CQ
@@ -220,9 +272,10 @@ static void hca_rq_flush_one(struct hca_qp *qp);
  */
 void hca_rq_reset(struct hca_qp *qp)
 {
-	/* An XRC target holds nothing between requests. */
-	if (qp->type->xrc_tgt)
+	if (qp->type->xrc_tgt) {
+		hca_rq_xrc_flush_held(qp);
 		return;
+	}
 	if (qp->srq && qp->srq_held)
 		hca_rq_flush_one(qp);
 	qp->rq_ci = 0;
@@ -234,7 +287,7 @@ void hca_rq_reset(struct hca_qp *qp)
 bool hca_rq_flush_pending(struct hca_qp *qp)
 {
 	if (qp->type->xrc_tgt)
-		return false;
+		return READ_ONCE(qp->srq_held);
 	if (qp->srq)
 		return READ_ONCE(qp->srq_held) || !READ_ONCE(qp->srq_last_wqe);
 	return qp->rq_wqe_cnt && hca_rq_posted(qp) != READ_ONCE(qp->rq_ci);
@@ -263,12 +316,17 @@ bool hca_rq_flush(struct hca_qp *qp, unsigned int budget)
 	bool more = false, last = false;
 	u16 posted;
 
-	if ((!qp->rq_wqe_cnt && !qp->srq) || qp->type->xrc_tgt)
+	if (!qp->rq_wqe_cnt && !qp->srq && !qp->type->xrc_tgt)
 		return false;
 	mutex_lock(&qp->eng->resp_lock);
 	/* Not if a RESET (which forgets the queues) came in between. */
 	if (READ_ONCE(qp->state) != HCA_QPS_ERR)
 		goto out;
+	/* No LAST_WQE_REACHED: the target is nothing to its SRQs' owners. */
+	if (qp->type->xrc_tgt) {
+		hca_rq_xrc_flush_held(qp);
+		goto out;
+	}
 	if (qp->srq) {
 		if (qp->srq_held)
 			hca_rq_flush_one(qp);

@@ -165,6 +165,7 @@ int hca_cmd_create_srq(struct hca *hca, const void *inbox, void *outbox)
 		goto err_xrc;
 	}
 	srq->srqn = srqn;
+	srq->id = atomic64_inc_return(&hca->srq_ids);
 	old = xa_store(&hca->srqs, srqn, srq, GFP_KERNEL);
 	if (xa_is_err(old)) {
 		xa_erase(&hca->srqs, srqn);

@@ -26,6 +26,7 @@
 #define HCA_WIRE_TP_RC		0x00
 #define HCA_WIRE_TP_UC		0x20
 #define HCA_WIRE_TP_UD		0x60
+#define HCA_WIRE_TP_XRC		0xa0
 #define HCA_WIRE_TP_MASK	0xe0
 
 /* Operations (the low five bits), as IBTA Vol 1 Table 38 numbers them. */
@@ -64,6 +65,7 @@ enum {
 	HCA_WH_IMM	= BIT(4),	/* ImmDt */
 	HCA_WH_IETH	= BIT(5),
 	HCA_WH_DETH	= BIT(6),
+	HCA_WH_XRCETH	= BIT(7),	/* right after the BTH */
 };
 
 /* Where a packet sits in its message, and what it is. */
@@ -141,6 +143,7 @@ struct hca_wire_hdr {
 		u32 qkey;
 		u32 sqpn;
 	} deth;
+	u32 xrc_srqn;			/* XRCETH: 24 bits */
 };
 
 /*

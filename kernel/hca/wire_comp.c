@@ -364,7 +364,7 @@ static void hca_wire_comp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 
 	if (!op || !hca_wire_psn_sent(r, cb->psn))
 		return;
-	if (cb->opcode == (HCA_WIRE_TP_RC | HCA_WOP_ACK)) {
+	if (cb->opcode == (hca_wire_tp(qp) | HCA_WOP_ACK)) {
 		hca_wire_comp_aeth(ctx, qp, cb, progress);
 		return;
 	}

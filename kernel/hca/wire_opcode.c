@@ -2,7 +2,8 @@
 /*
  * softhca HCA model: the BTH opcodes of the wire (IBTA Vol 1 Table 38).
  * One row per opcode softhca sends or takes: every RC operation of enum
- * hca_wire_op, UC's SENDs and WRITEs and UD's SEND_ONLY / SEND_ONLY_IMM.
+ * hca_wire_op, the same for XRC, UC's SENDs and WRITEs and UD's
+ * SEND_ONLY / SEND_ONLY_IMM.
  * A row says the name
  * Wireshark prints, the extension headers after the BTH and what kind of
  * packet it is; the packet layer (wire_pkt.c) builds and checks headers
@@ -17,6 +18,7 @@
 #define RC(op)	(HCA_WIRE_TP_RC | HCA_WOP_##op)
 #define UC(op)	(HCA_WIRE_TP_UC | HCA_WOP_##op)
 #define UD(op)	(HCA_WIRE_TP_UD | HCA_WOP_##op)
+#define XRC(op)	(HCA_WIRE_TP_XRC | HCA_WOP_##op)
 
 #define ROW(code, name_, hdrs_, flags_)					\
 	[code] = { .name = name_, .hdrs = (hdrs_), .flags = (flags_) }
@@ -89,14 +91,70 @@ static const struct hca_wire_opcode hca_wire_opcodes[256] = {
 	    REQ_WRITE | HCA_WF_ONLY),
 	ROW(UC(WRITE_ONLY_IMM), "UC RDMA Write Only Immediate",
 	    HCA_WH_RETH | HCA_WH_IMM, REQ_WRITE | HCA_WF_SEND | HCA_WF_ONLY),
+	/*
+	 * XRC (IBTA Annex A14): RC's operations, the requests with the
+	 * XRCETH (the target's SRQ) right after the BTH.
+	 */
+	ROW(XRC(SEND_FIRST), "XRC Send First",
+	    HCA_WH_XRCETH, REQ_SEND | HCA_WF_FIRST),
+	ROW(XRC(SEND_MIDDLE), "XRC Send Middle",
+	    HCA_WH_XRCETH, REQ_SEND | HCA_WF_MIDDLE),
+	ROW(XRC(SEND_LAST), "XRC Send Last",
+	    HCA_WH_XRCETH, REQ_SEND | HCA_WF_LAST),
+	ROW(XRC(SEND_LAST_IMM), "XRC Send Last Immediate",
+	    HCA_WH_XRCETH | HCA_WH_IMM, REQ_SEND | HCA_WF_LAST),
+	ROW(XRC(SEND_ONLY), "XRC Send Only",
+	    HCA_WH_XRCETH, REQ_SEND | HCA_WF_ONLY),
+	ROW(XRC(SEND_ONLY_IMM), "XRC Send Only Immediate",
+	    HCA_WH_XRCETH | HCA_WH_IMM, REQ_SEND | HCA_WF_ONLY),
+	ROW(XRC(WRITE_FIRST), "XRC RDMA Write First",
+	    HCA_WH_XRCETH | HCA_WH_RETH, REQ_WRITE | HCA_WF_FIRST),
+	ROW(XRC(WRITE_MIDDLE), "XRC RDMA Write Middle",
+	    HCA_WH_XRCETH, REQ_WRITE | HCA_WF_MIDDLE),
+	ROW(XRC(WRITE_LAST), "XRC RDMA Write Last",
+	    HCA_WH_XRCETH, REQ_WRITE | HCA_WF_LAST),
+	ROW(XRC(WRITE_LAST_IMM), "XRC RDMA Write Last Immediate",
+	    HCA_WH_XRCETH | HCA_WH_IMM, REQ_WRITE | HCA_WF_SEND | HCA_WF_LAST),
+	ROW(XRC(WRITE_ONLY), "XRC RDMA Write Only",
+	    HCA_WH_XRCETH | HCA_WH_RETH, REQ_WRITE | HCA_WF_ONLY),
+	ROW(XRC(WRITE_ONLY_IMM), "XRC RDMA Write Only Immediate",
+	    HCA_WH_XRCETH | HCA_WH_RETH | HCA_WH_IMM,
+	    REQ_WRITE | HCA_WF_SEND | HCA_WF_ONLY),
+	ROW(XRC(READ_REQ), "XRC RDMA Read Request",
+	    HCA_WH_XRCETH | HCA_WH_RETH,
+	    HCA_WF_REQUEST | HCA_WF_READ | HCA_WF_ONLY),
+	ROW(XRC(READ_RESP_FIRST), "XRC RDMA Read Response First",
+	    HCA_WH_AETH, RESP_READ | HCA_WF_FIRST),
+	ROW(XRC(READ_RESP_MIDDLE), "XRC RDMA Read Response Middle",
+	    0, RESP_READ | HCA_WF_MIDDLE),
+	ROW(XRC(READ_RESP_LAST), "XRC RDMA Read Response Last",
+	    HCA_WH_AETH, RESP_READ | HCA_WF_LAST),
+	ROW(XRC(READ_RESP_ONLY), "XRC RDMA Read Response Only",
+	    HCA_WH_AETH, RESP_READ | HCA_WF_ONLY),
+	ROW(XRC(ACK), "XRC Acknowledge",
+	    HCA_WH_AETH, HCA_WF_RESPONSE | HCA_WF_ONLY),
+	ROW(XRC(ATOMIC_ACK), "XRC Atomic Acknowledge",
+	    HCA_WH_AETH | HCA_WH_ATOMACK,
+	    HCA_WF_RESPONSE | HCA_WF_ATOMIC | HCA_WF_ONLY),
+	ROW(XRC(CMP_SWAP), "XRC CmpSwap",
+	    HCA_WH_XRCETH | HCA_WH_ATOMIC,
+	    HCA_WF_REQUEST | HCA_WF_ATOMIC | HCA_WF_ONLY),
+	ROW(XRC(FETCH_ADD), "XRC FetchAdd",
+	    HCA_WH_XRCETH | HCA_WH_ATOMIC,
+	    HCA_WF_REQUEST | HCA_WF_ATOMIC | HCA_WF_ONLY),
+	ROW(XRC(SEND_LAST_INV), "XRC Send Last Invalidate",
+	    HCA_WH_XRCETH | HCA_WH_IETH, REQ_SEND | HCA_WF_LAST),
+	ROW(XRC(SEND_ONLY_INV), "XRC Send Only Invalidate",
+	    HCA_WH_XRCETH | HCA_WH_IETH, REQ_SEND | HCA_WF_ONLY),
 	ROW(UD(SEND_ONLY), "UD Send Only", HCA_WH_DETH, REQ_SEND | HCA_WF_ONLY),
 	ROW(UD(SEND_ONLY_IMM), "UD Send Only Immediate",
 	    HCA_WH_DETH | HCA_WH_IMM, REQ_SEND | HCA_WF_ONLY),
 };
 
-/* Rows: 23 RC operations (enum hca_wire_op), 12 UC and 2 UD ones. */
+/* Rows: 23 RC operations (enum hca_wire_op), 12 UC, 23 XRC, 2 UD. */
 #define HCA_WIRE_RC_ROWS	23
 #define HCA_WIRE_UC_ROWS	12
+#define HCA_WIRE_XRC_ROWS	23
 #define HCA_WIRE_UD_ROWS	2
 
 const struct hca_wire_opcode *hca_wire_opcode(u8 opcode)
@@ -126,5 +184,6 @@ bool hca_wire_opcodes_ok(void)
 {
 	return hca_wire_opcode_rows(HCA_WIRE_TP_RC) == HCA_WIRE_RC_ROWS &&
 	       hca_wire_opcode_rows(HCA_WIRE_TP_UC) == HCA_WIRE_UC_ROWS &&
+	       hca_wire_opcode_rows(HCA_WIRE_TP_XRC) == HCA_WIRE_XRC_ROWS &&
 	       hca_wire_opcode_rows(HCA_WIRE_TP_UD) == HCA_WIRE_UD_ROWS;
 }

@@ -2,8 +2,8 @@
 /*
  * softhca HCA model: RoCEv2 packets (IBTA Vol 1 ch. 9, Annex A17). The
  * only code that reads or writes the big-endian headers: BTH and the
- * extension headers its opcode has (in the order of the spec: DETH, RETH,
- * AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, one row each in
+ * extension headers its opcode has (in the order of the spec: XRCETH,
+ * DETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, one row each in
  * hca_wire_exts[]), the pad to 4 bytes, the ICRC (CRC-32 over the IP, UDP
  * and BTH headers with their variant fields masked to ones, then the rest
  * of the packet), UDP to port 4791 and the IPv4 or IPv6 header, routed in
@@ -165,7 +165,20 @@ static void hca_ieth_get(const u8 *p, struct hca_wire_hdr *h)
 	h->ieth_rkey = get_unaligned_be32(p);
 }
 
+static void hca_xrceth_put(u8 *p, const struct hca_wire_hdr *h)
+{
+	put_unaligned_be32(h->xrc_srqn & HCA_PSN_MASK, p);
+}
+
+static void hca_xrceth_get(const u8 *p, struct hca_wire_hdr *h)
+{
+	/* The first byte is reserved: ignored, as IBTA asks. */
+	h->xrc_srqn = get_unaligned_be32(p) & HCA_PSN_MASK;
+}
+
+/* In the order they follow the BTH. */
 static const struct hca_wire_ext hca_wire_exts[] = {
+	{ HCA_WH_XRCETH, sizeof(__be32), hca_xrceth_put, hca_xrceth_get },
 	{ HCA_WH_DETH, sizeof(struct hca_deth), hca_deth_put, hca_deth_get },
 	{ HCA_WH_RETH, sizeof(struct hca_reth), hca_reth_put, hca_reth_get },
 	{ HCA_WH_ATOMIC, sizeof(struct hca_atomic_eth), hca_atomic_put,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softhca HCA model: an RC or UC QP's wire context (wire_rc.h). MODIFY_QP to RTR
+ * softhca HCA model: an RC, UC or XRC QP's wire context (wire_rc.h). MODIFY_QP to RTR
  * decides, from the destination GID, whether the QP's peer is a softhca
  * device of this host (the local fabric) or on the wire; a wire QP gets
  * its context, the address it sends to and from, its receive PSN, and at
@@ -54,11 +54,6 @@ int hca_wire_qp_rtr(struct hca_qp *qp)
 	if (!hca_wire_needed(dgid)) {
 		WRITE_ONCE(e->wire, NULL);
 		return 0;
-	}
-	/* XRC has no packets yet (wire.md): the peer never answers. */
-	if (qp->type->tp == SOFTHCA_TP_XRC) {
-		WRITE_ONCE(e->wire, NULL);
-		return -EOPNOTSUPP;
 	}
 	if (!wq) {
 		wq = kzalloc(sizeof(*wq), GFP_KERNEL);

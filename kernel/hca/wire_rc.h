@@ -35,6 +35,19 @@ static inline u32 hca_psn_add(u32 psn, u32 n)
 	return (psn + n) & HCA_PSN_MASK;
 }
 
+/* The BTH transport bits of @qp's packets, both ways: RC, UC or XRC. */
+static inline u8 hca_wire_tp(const struct hca_qp *qp)
+{
+	switch (qp->type->tp) {
+	case SOFTHCA_TP_UC:
+		return HCA_WIRE_TP_UC;
+	case SOFTHCA_TP_XRC:
+		return HCA_WIRE_TP_XRC;
+	default:
+		return HCA_WIRE_TP_RC;
+	}
+}
+
 /* One send WQE that left, oldest first: what completing or resending needs. */
 struct hca_wire_flight {
 	u16 idx;			/* its SQ counter */

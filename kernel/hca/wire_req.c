@@ -167,9 +167,11 @@ static void hca_wire_req_packet(struct hca_qp *qp, struct hca_wire_qp *wq,
 		h.atomic.compare = w->compare;
 		break;
 	}
-	if (qp->type->unreliable) {
-		h.opcode |= HCA_WIRE_TP_UC;	/* and no ACK to ask for */
-	} else if (last || r->probe || ++r->noack >= HCA_WIRE_ACKREQ_EVERY) {
+	h.opcode |= hca_wire_tp(qp);
+	h.xrc_srqn = w->xrc_srqn;	/* XRC: every request names the SRQ */
+	/* UC asks for no ACK. */
+	if (!qp->type->unreliable &&
+	    (last || r->probe || ++r->noack >= HCA_WIRE_ACKREQ_EVERY)) {
 		h.flags |= HCA_BTH_ACKREQ;
 		r->noack = 0;
 	}

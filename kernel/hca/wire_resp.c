@@ -35,10 +35,12 @@
 /* ---- answers ------------------------------------------------------------ */
 
 static void hca_wire_hdr_to_peer(struct hca_wire_hdr *h,
-				 const struct hca_wire_qp *wq, u8 op, u32 psn)
+				 const struct hca_qp *qp, u8 op, u32 psn)
 {
+	const struct hca_wire_qp *wq = qp->eng->wire;
+
 	memset(h, 0, sizeof(*h));
-	h->opcode = HCA_WIRE_TP_RC | op;
+	h->opcode = hca_wire_tp(qp) | op;
 	h->pkey = 0xffff;
 	h->dqpn = wq->dest_qpn;
 	h->psn = psn;
@@ -83,7 +85,7 @@ void hca_wire_send_ack(struct hca_qp *qp, u8 syndrome, u32 psn)
 	if (qp->type->unreliable)
 		return;		/* UC answers nothing */
 	hca_wire_count_nak(qp->eng->resp_cnt, syndrome, true);
-	hca_wire_hdr_to_peer(&h, wq, HCA_WOP_ACK, psn);
+	hca_wire_hdr_to_peer(&h, qp, HCA_WOP_ACK, psn);
 	h.aeth.syndrome = syndrome;
 	h.aeth.msn = wq->resp.msn;
 	skb = hca_wire_alloc(qp->hca, &wq->addr, &h, 0, &payload);
@@ -445,7 +447,7 @@ static void hca_wire_resp_read_out(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			op = HCA_WOP_READ_RESP_MIDDLE;
 		else
 			op = HCA_WOP_READ_RESP_LAST;
-		hca_wire_hdr_to_peer(&h, wq, op, hca_psn_add(psn, k));
+		hca_wire_hdr_to_peer(&h, qp, op, hca_psn_add(psn, k));
 		h.aeth.syndrome = HCA_AETH_ACK | HCA_AETH_NO_CREDITS;
 		h.aeth.msn = wq->resp.msn;
 		skb = hca_wire_alloc(qp->hca, &wq->addr, &h, paylen, &payload);
@@ -494,7 +496,7 @@ static void hca_wire_resp_atomic_ack(struct hca_qp *qp, u32 psn, u64 orig)
 	struct sk_buff *skb;
 	u8 *payload;
 
-	hca_wire_hdr_to_peer(&h, wq, HCA_WOP_ATOMIC_ACK, psn);
+	hca_wire_hdr_to_peer(&h, qp, HCA_WOP_ATOMIC_ACK, psn);
 	h.aeth.syndrome = HCA_AETH_ACK | HCA_AETH_NO_CREDITS;
 	h.aeth.msn = wq->resp.msn;
 	h.atomic_orig = orig;
@@ -650,6 +652,43 @@ static bool hca_wire_uc_in_order(struct hca_qp *qp,
 	return false;
 }
 
+/* A request packet in the order its transport keeps, executed. */
+static void hca_wire_resp_request(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+				  const struct hca_wire_pkt *pkt)
+{
+	if (qp->type->unreliable ? !hca_wire_uc_in_order(qp, pkt) :
+				   !hca_wire_rc_in_order(ctx, qp, pkt))
+		return;
+	if (pkt->op->flags & HCA_WF_WRITE)
+		hca_wire_resp_write(ctx, qp, pkt);
+	else if (pkt->op->flags & HCA_WF_SEND)
+		hca_wire_resp_send(ctx, qp, pkt);
+	else if (pkt->op->flags & HCA_WF_READ)
+		hca_wire_resp_read(ctx, qp, pkt, false);
+	else if (pkt->op->flags & HCA_WF_ATOMIC)
+		hca_wire_resp_atomic(ctx, qp, pkt);
+}
+
+/*
+ * An XRC target: every request packet names the SRQ it goes to in its
+ * XRCETH, duplicates too (a READ replayed checks its rkey against that
+ * SRQ's PD). One not of the target's domain, or not the SRQ whose WQE a
+ * message in progress holds: Remote Access Error NAK, the target to ERR
+ * (as on the local fabric, responder.c).
+ */
+static void hca_wire_xrc_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+				const struct hca_wire_pkt *pkt)
+{
+	if (!hca_rq_xrc_enter(qp, pkt->h.xrc_srqn)) {
+		hca_count(qp->eng->resp_cnt, HCA_QCNT_RX_XRC_SRQ_ERRORS, 1);
+		qp->eng->wire->resp.msg = 0;
+		hca_wire_resp_access(ctx, qp, pkt);
+		return;
+	}
+	hca_wire_resp_request(ctx, qp, pkt);
+	hca_rq_xrc_leave(qp);
+}
+
 static void hca_wire_resp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 				 const struct hca_wire_pkt *pkt)
 {
@@ -663,17 +702,11 @@ static void hca_wire_resp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		hca_eq_qp_event(qp->hca, SOFTHCA_EVENT_TYPE_COMM_EST, qp->qpn,
 				SOFTHCA_EVENT_QUEUE_TYPE_QP);
 	}
-	if (qp->type->unreliable ? !hca_wire_uc_in_order(qp, pkt) :
-				   !hca_wire_rc_in_order(ctx, qp, pkt))
+	if (unlikely(qp->type->xrc_tgt)) {
+		hca_wire_xrc_packet(ctx, qp, pkt);
 		return;
-	if (pkt->op->flags & HCA_WF_WRITE)
-		hca_wire_resp_write(ctx, qp, pkt);
-	else if (pkt->op->flags & HCA_WF_SEND)
-		hca_wire_resp_send(ctx, qp, pkt);
-	else if (pkt->op->flags & HCA_WF_READ)
-		hca_wire_resp_read(ctx, qp, pkt, false);
-	else if (pkt->op->flags & HCA_WF_ATOMIC)
-		hca_wire_resp_atomic(ctx, qp, pkt);
+	}
+	hca_wire_resp_request(ctx, qp, pkt);
 }
 
 /* ---- the receive path's entry --------------------------------------------- */
@@ -724,6 +757,15 @@ static void hca_wire_rsp_now(struct hca_exec_ctx *ctx, struct hca_qp *qp)
 }
 
 /* Is the packet from the QP's peer, to the address the QP sends from? */
+/* XRC is one way: requests reach a target, responses an initiator. */
+static bool hca_wire_wrong_way(const struct hca_qp *qp,
+			       const struct hca_wire_pkt *pkt)
+{
+	bool req = pkt->op->flags & HCA_WF_REQUEST;
+
+	return req ? qp->type->send_only : qp->type->xrc_tgt;
+}
+
 static bool hca_wire_from_peer(const struct hca_wire_qp *wq,
 			       const struct hca_wire_pkt *pkt)
 {
@@ -747,8 +789,8 @@ void hca_wire_rc_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 	e = qp->eng;
 	/* e->wire, once set, is freed only with the QP (wire_qp.c). */
 	wq = READ_ONCE(e->wire);
-	if (!wq || (pkt->h.opcode & HCA_WIRE_TP_MASK) !=
-		   (qp->type->unreliable ? HCA_WIRE_TP_UC : HCA_WIRE_TP_RC)) {
+	if (!wq || (pkt->h.opcode & HCA_WIRE_TP_MASK) != hca_wire_tp(qp) ||
+	    hca_wire_wrong_way(qp, pkt)) {
 		/* Not a QP of the packet's transport on the wire: none. */
 		hca_wire_count(hca, HCA_HCNT_WIRE_RX_UNKNOWN_QPN, 1);
 		goto put;
