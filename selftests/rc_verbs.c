@@ -413,8 +413,8 @@ TEST_F(dev, qp_caps_beyond_device)
 }
 
 /*
- * RC, UC and UD only (UC: selftests/uc.c): the device claims no XRC or raw
- * QPs (kernel.md). The errno is what create_qp gives for a type it does
+ * RC, UC, UD and XRC (selftests/uc.c, xrc.c): the device claims no raw
+ * packet QPs (kernel.md). The errno is what create_qp gives for a type it does
  * not implement.
  */
 TEST_F(dev, qp_types_not_supported)

@@ -214,7 +214,7 @@ TEST(unsupported_verbs_say_so)
 	ASSERT_NE(NULL, ctx);
 	pd = ibv_alloc_pd(ctx);
 	ASSERT_NE(NULL, pd);
-	/* Basic SRQs only, no XRC: a clear error, not a crash. */
+	/* An XRC SRQ without its domain and CQ: a clear error, not a crash. */
 	struct ibv_srq_init_attr_ex sa = {
 		.attr = { .max_wr = 4, .max_sge = 1 },
 		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD,

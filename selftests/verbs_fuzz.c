@@ -5,7 +5,8 @@
  * - random_arguments: thousands of random calls (create/destroy CQ and QP,
  *   modify/query QP with random masks and values, reg/dereg MR over valid,
  *   unmapped, read-only and kernel addresses, posts with garbage WRs (on
- *   UD QPs through a real AH, no AH or a random Q_Key), arms, polls). Every call either succeeds, and then does what it says (CQ at
+ *   UD QPs through a real AH, no AH or a random Q_Key; on XRC initiators
+ *   naming any SRQ number), arms, polls). Every call either succeeds, and then does what it says (CQ at
  *   least as large as asked, QP caps at least as asked, the state reached
  *   is the one asked), or fails with an errno from the set that call may
  *   return; at the end every object goes and `rdma res` is at the baseline.
@@ -208,8 +209,15 @@ static void op_create_qp(struct __test_metadata *_metadata, struct world *w)
 	}
 	w->ok++;
 	CHECK(ia.qp_type == IBV_QPT_RC || ia.qp_type == IBV_QPT_UC ||
-	      ia.qp_type == IBV_QPT_UD,
+	      ia.qp_type == IBV_QPT_UD || ia.qp_type == IBV_QPT_XRC_SEND,
 	      "create_qp of type %d succeeded", ia.qp_type);
+	/* An XRC initiator has no receive queue: libibverbs asks for none. */
+	if (ia.qp_type == IBV_QPT_XRC_SEND) {
+		CHECK(ia.cap.max_recv_wr == 0, "XRC_SEND granted %u receives",
+		      ia.cap.max_recv_wr);
+		asked.max_recv_wr = 0;
+		asked.max_recv_sge = 0;
+	}
 	/* ibv_create_qp wrote back what was granted: at least the ask. */
 	CHECK(ia.cap.max_send_wr >= asked.max_send_wr &&
 	      ia.cap.max_recv_wr >= asked.max_recv_wr &&
@@ -509,6 +517,10 @@ static void op_post(struct __test_metadata *_metadata, struct world *w)
 			wr.wr.atomic.remote_addr = rnd();
 			wr.wr.atomic.rkey = any_key(w, true);
 		}
+		/* An XRC initiator names an SRQ the peer may not have. */
+		if (qp->qp_type == IBV_QPT_XRC_SEND)
+			wr.qp_type.xrc.remote_srqn = rnd_below(2) ?
+						     rnd_below(16) : (uint32_t)rnd();
 		if (qp->qp_type == IBV_QPT_UD) {
 			struct ibv_qp *to = w->qp[rnd_below(NOBJ)];
 
