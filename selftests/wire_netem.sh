@@ -14,6 +14,7 @@
 #    is its own process, and a last ACK lost after the peer has exited
 #    fails any RC pair, a ConnectX's too. rc_ops, which holds both ends,
 #    loses ACKs too, NAKs not (its error tests check the NAK's status);
+#    ibv_xsrq_pingpong (XRC) at 8 KiB under each profile too;
 #  - UC between shca9 and shca8 under 5 % loss: 300 messages of 4
 #    packets, each completed whole and in order or dropped, no send failed;
 #  - the peer vanishes (100 % loss under a running pingpong): the side
@@ -208,7 +209,7 @@ if ! modprobe sch_netem 2>/dev/null; then
 	exit 0
 fi
 rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
-echo "1..$((2 + 4 * ${#profiles[@]} - 1 + 1 + 1))"
+echo "1..$((2 + 5 * ${#profiles[@]} - 1 + 1 + 1))"
 
 # softhca <-> rdma_rxe under loss.
 if ! wire_bed_far || ! wire_bed_rxe || ! netem_requests loss 1%; then
@@ -246,6 +247,12 @@ for p in "${profiles[@]}"; do
 		"check_pingpong 4096 200" near far 198.18.0.2 \
 		ibv_rc_pingpong -d shca8 -g "$g8" -s 4096 -n 200 -c -- \
 		ibv_rc_pingpong -d shca9 -g "$g9" -s 4096 -n 200 -c
+	# XRC: every packet of the 8-packet SENDs names its SRQ, resent ones
+	# and duplicates too (wire.md "XRC").
+	xrun "netem $p: ibv_xsrq_pingpong shca9 server, shca8 client, 8 KiB x 50" \
+		check_xsrq far near 198.18.0.1 \
+		ibv_xsrq_pingpong -d shca9 -g "$g9" -m 1024 -s 8192 -n 50 -- \
+		ibv_xsrq_pingpong -d shca8 -g "$g8" -m 1024 -s 8192 -n 50
 	# rc_ops holds both ends: ACKs may be lost too, NAKs not.
 	# shellcheck disable=SC2086
 	case $p in

@@ -26,13 +26,6 @@ added_shca1=0
 
 tools_two_dev_begin || exit 1
 
-# check_xsrq FILE: ibv_xsrq_pingpong's last line is "success" only if every
-# completion of every test was IBV_WC_SUCCESS and went to a QP it knows.
-check_xsrq() {
-	tail -n 1 "$1"
-	[ "$(tail -n 1 "$1")" = success ]
-}
-
 # xsrq_two LABEL SDEV SGID CDEV CGID: a server with -c 2 and two clients.
 xsrq_two() {
 	local label=$1 sd=$2 sg=$3 cd=$4 cg=$5 spid c1 c2 s

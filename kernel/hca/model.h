@@ -524,11 +524,11 @@ int hca_cmd_arm_rq(struct hca *hca, const void *inbox, void *outbox);
 int hca_xrcd_hold(struct hca *hca, u32 xrcdn);
 /*
  * An XRC target takes the request in hand into SRQ @srqn (under its
- * resp_lock): false if no such SRQ of its domain is there, or another
- * than the one whose WQE it holds; then leaves it (the WQE it still holds,
- * noted by number and id).
+ * resp_lock): false if no such SRQ of its domain is there, or, for the
+ * packet @next in sequence, another than the one whose WQE it holds (a
+ * duplicate of an earlier message may name any); then leaves it.
  */
-bool hca_rq_xrc_enter(struct hca_qp *qp, u32 srqn);
+bool hca_rq_xrc_enter(struct hca_qp *qp, u32 srqn, bool next);
 void hca_rq_xrc_leave(struct hca_qp *qp);
 void hca_xrcd_release(struct hca *hca, u32 xrcdn);
 int hca_cmd_alloc_xrcd(struct hca *hca, const void *inbox, void *outbox);

@@ -170,7 +170,7 @@ static void hca_resp_nak_rdma(struct hca_exec_ctx *ctx,
 static bool hca_resp_xrc_srq(struct hca_exec_ctx *ctx, struct hca_qp *resp,
 			     struct hca_answer *ans)
 {
-	if (unlikely(!hca_rq_xrc_enter(resp, ctx->wqe.xrc_srqn))) {
+	if (unlikely(!hca_rq_xrc_enter(resp, ctx->wqe.xrc_srqn, true))) {
 		hca_count(resp->eng->resp_cnt, HCA_QCNT_RX_XRC_SRQ_ERRORS, 1);
 		hca_resp_nak_rdma(ctx, resp, ans,
 				  SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);

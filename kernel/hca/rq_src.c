@@ -65,6 +65,9 @@ static bool hca_srq_take(struct hca_qp *qp)
 	nidx = be16_to_cpu(READ_ONCE(next->next_wqe_index));
 	qp->srq_idx = srq->head;
 	qp->srq_held = true;
+	/* An XRC target finds it again by these (hca_rq_xrc_enter()). */
+	qp->held_srqn = srq->srqn;
+	qp->held_srq_id = srq->id;
 	srq->taken++;
 	if (nidx >= srq->wqe_cnt) {
 		/* This WQE is still good; the list beyond it is not. */
@@ -215,12 +218,12 @@ void hca_rq_consume(struct hca_qp *qp)
 
 static void hca_rq_flush_one(struct hca_qp *qp);
 
-bool hca_rq_xrc_enter(struct hca_qp *qp, u32 srqn)
+bool hca_rq_xrc_enter(struct hca_qp *qp, u32 srqn, bool next)
 {
 	struct hca_srq *srq = hca_srq_get(qp->hca, srqn);
 
 	if (srq && srq->xrcdn == qp->xrcdn &&
-	    (!qp->srq_held || srq->id == qp->held_srq_id)) {
+	    (!next || !qp->srq_held || srq->id == qp->held_srq_id)) {
 		qp->srq = srq;
 		return true;
 	}
@@ -235,10 +238,6 @@ void hca_rq_xrc_leave(struct hca_qp *qp)
 
 	if (!srq)
 		return;
-	if (qp->srq_held) {
-		qp->held_srqn = srq->srqn;
-		qp->held_srq_id = srq->id;
-	}
 	qp->srq = NULL;
 	hca_srq_put(srq);
 }

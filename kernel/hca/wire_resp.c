@@ -672,14 +672,17 @@ static void hca_wire_resp_request(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 /*
  * An XRC target: every request packet names the SRQ it goes to in its
  * XRCETH, duplicates too (a READ replayed checks its rkey against that
- * SRQ's PD). One not of the target's domain, or not the SRQ whose WQE a
- * message in progress holds: Remote Access Error NAK, the target to ERR
- * (as on the local fabric, responder.c).
+ * SRQ's PD). One not of the target's domain, or the next packet of a
+ * message in progress naming another SRQ than the one whose WQE it holds
+ * (a duplicate of an earlier message names its own): Remote Access Error
+ * NAK, the target to ERR (as on the local fabric, responder.c).
  */
 static void hca_wire_xrc_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 				const struct hca_wire_pkt *pkt)
 {
-	if (!hca_rq_xrc_enter(qp, pkt->h.xrc_srqn)) {
+	bool next = pkt->h.psn == qp->eng->wire->resp.epsn;
+
+	if (!hca_rq_xrc_enter(qp, pkt->h.xrc_srqn, next)) {
 		hca_count(qp->eng->resp_cnt, HCA_QCNT_RX_XRC_SRQ_ERRORS, 1);
 		qp->eng->wire->resp.msg = 0;
 		hca_wire_resp_access(ctx, qp, pkt);

@@ -140,6 +140,13 @@ check_pingpong() {
 	[ "$b" = $((2 * size * iters)) ] && [ "$i" = "$iters" ] || return 1
 }
 
+# check_xsrq FILE: ibv_xsrq_pingpong's last line is "success" only if every
+# completion of every test was IBV_WC_SUCCESS and went to a QP it knows.
+check_xsrq() {
+	tail -n 1 "$1"
+	[ "$(tail -n 1 "$1")" = success ]
+}
+
 # check_pingpong_ts SIZE ITERS FILE: check_pingpong, and ibv_rc_pingpong
 # -t's receive completion deltas (device clock, 1 GHz: ns) sane: all
 # three printed, 0 < min <= average <= max < 10 s.
