@@ -10,10 +10,17 @@
 # in every position, READ, both atomics, each with its XRCETH) and shca9's
 # answers (READ responses in every position, ACK, atomic ACK). shca9's
 # wire counters must grow in every row, and no XRC request may name a
-# wrong SRQ (rx_xrc_srq_errors stays 0 on both).
+# wrong SRQ (rx_xrc_srq_errors stays 0 on both). Then selftests/xrc.c
+# between them (SOFTHCA_RC_CROSS="shca9 shca8": cross_dev has the
+# initiator on shca9, the target and its SRQs on shca8; same_dev and the
+# single-device tests run on shca9) with the same checks as on the local
+# fabric, and its bad SRQs counted on the target's device only: 5 on
+# shca9 (same_dev), 5 on shca8 (cross_dev), read with `rdma statistic` in
+# each device's namespace.
 set -u
 here=$(dirname "$0")
 out=$(mktemp -d)
+bin=$here/../build/selftests
 tmo=${SOFTHCA_PINGPONG_TIMEOUT:-300}
 port=19900
 had_shca0=0
@@ -24,18 +31,13 @@ had_shca0=0
 
 trap 'wire_bed_restore; rm -rf "$out"' EXIT
 
-check_xsrq() {
-	tail -n 1 "$1"
-	[ "$(tail -n 1 "$1")" = success ]
-}
-
 # Large messages for every position, small ones for the ONLY opcodes.
 perf=("ib_send_bw 65536" "ib_write_bw 65536" "ib_read_bw 65536"
       "ib_send_lat 64" "ib_write_lat 64" "ib_read_lat 64"
       "ib_atomic_lat 8" "ib_atomic_bw 8")
 echo "TAP version 13"
 rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
-echo "1..$((4 + ${#perf[@]} + 2))"
+echo "1..$((4 + ${#perf[@]} + 4))"
 for t in tcpdump tshark ibv_xsrq_pingpong ib_send_bw; do
 	command -v "$t" >/dev/null || { echo "Bail out! $t not installed"; exit 1; }
 done
@@ -106,5 +108,15 @@ if [ "$e9" = 0 ] && [ "$e8" = 0 ]; then
 	ok "rx_xrc_srq_errors 0 on shca9 and shca8"
 else
 	nok "rx_xrc_srq_errors 0 on shca9 and shca8 # $e9 and $e8"
+fi
+
+# selftests/xrc.c across the wire; its bad_srq names 5 wrong SRQs per variant.
+wire_suite "xrc shca9 <-> shca8 over the wire (force_wire)" "shca9 shca8" xrc
+d9=$(($(wire_stat shca9 rx_xrc_srq_errors far) - e9))
+d8=$(($(wire_stat shca8 rx_xrc_srq_errors near) - e8))
+if [ "$d9" = 5 ] && [ "$d8" = 5 ]; then
+	ok "xrc's bad SRQs counted on the target's device: shca9 +5 (same_dev), shca8 +5 (cross_dev)"
+else
+	nok "xrc's bad SRQs counted on the target's device # shca9 +$d9, shca8 +$d8, want +5 each"
 fi
 exit "$failed"

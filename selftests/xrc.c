@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * XRC, eXtended Reliable Connection (Documentation/testing.md "xrc"), on
- * shca0's local fabric: an XRC domain opened through a file, XRC SRQs
- * (each its own PD, CQ and number), an XRC_SEND initiator connected to an
- * XRC_RECV target. Checked: the device cap, distinct SRQ numbers, the
+ * XRC, eXtended Reliable Connection (Documentation/testing.md "xrc"): an
+ * XRC domain opened through a file, XRC SRQs (each its own PD, CQ and
+ * number), an XRC_SEND initiator connected to an XRC_RECV target. Each
+ * test of the fixture runs twice: same_dev, everything on shca0 in one
+ * context; cross_dev, the initiator (its PD, CQ and MR) on shca0 and the
+ * target with the domain, the SRQs and their PDs, CQs and MRs on shca1
+ * (added on veth1 for the test), each side its own context, each QP's
+ * AV the other side's GID. SOFTHCA_RC_CROSS="DEV0 DEV1" (selftests/lib/rc.h;
+ * wire_xrc.sh: "shca9 shca8", across the wire) names the two devices
+ * instead; same_dev and the single-device tests then run on DEV0.
+ * Checked: the device cap, distinct SRQ numbers, the
  * domain busy while used (EBUSY), no queue to post to on a target (nor a
  * receive queue on an initiator), LOCAL_INV and BIND_MW refused for an
  * initiator (EOPNOTSUPP); SENDs with and
@@ -13,17 +20,20 @@
  * byte and a canary after it, the SRQs' free lists recycled; WRITE,
  * WRITE with immediate (taking a receive of the named SRQ), READ and both
  * atomics against MRs of the named SRQ's PD; rkeys checked against that
- * PD and no other (the initiator's own PD, another SRQ's: REM_ACCESS_ERR,
- * nothing touched); a request naming an SRQ of another domain, a
- * destroyed one, a basic one or no SRQ at all (REM_ACCESS_ERR, the WR
- * after it flushed, both QPs in ERR, QP_ACCESS_ERR on the target only,
- * rx_xrc_srq_errors + 1, no receive consumed); RNR while the SRQ is
+ * PD and no other (the initiator's own PD, or across devices its buffer
+ * in a PD of its own on the target's device; another SRQ's:
+ * REM_ACCESS_ERR, nothing touched); a request naming an SRQ of another
+ * domain, a destroyed one, a basic one or no SRQ at all (REM_ACCESS_ERR,
+ * the WR after it flushed, both QPs in ERR, QP_ACCESS_ERR on the target
+ * only, rx_xrc_srq_errors + 1 on the target's device, no receive
+ * consumed); RNR while the SRQ is
  * empty (rnr_retry 7: delivered once a receive comes; 0:
  * RNR_RETRY_EXC_ERR); the extended post-send API with the SRQ number set
  * before or after the data; ibv_open_qp and delivery into another
- * process's SRQ of the shared domain; teardown in any order with the
+ * process's SRQ of the shared domain (that process on the target's
+ * device); teardown in any order with the
  * domain's EBUSY until its last user is gone and `rdma res` back to the
- * baseline.
+ * baseline (on one device).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -69,17 +79,24 @@ struct xsrq {
 };
 
 struct xenv {
-	struct ibv_context *ctx;
-	int gid_index;
-	union ibv_gid gid;
+	/* The initiator's side (dev 0) and the target's (dev 1, or the same). */
+	bool cross;			/* two devices, one context each */
+	int shca1_added;		/* env_open added shca1 (rc_shca1_add) */
+	const char *idev, *tdev;
+	struct ibv_context *ictx, *tctx;	/* one context if !cross */
+	int igid_index, tgid_index;
+	union ibv_gid igid, tgid;
 	char path[64];			/* the XRC domain's file */
 	bool own_path;			/* made (and unlinked) by env_open */
 	int fd;
-	struct ibv_xrcd *xrcd;
+	struct ibv_xrcd *xrcd;		/* the target's */
 	struct ibv_pd *pd;		/* the initiator's */
 	struct ibv_cq *scq;
 	struct ibv_mr *mr;
 	uint8_t *buf;
+	/* cross: the initiator's buffer on the target's device, its own PD */
+	struct ibv_pd *opd;
+	struct ibv_mr *omr;
 	struct xsrq s[2];		/* SRQ A and SRQ B */
 	struct ibv_qp *ini, *tgt;
 };
@@ -159,7 +176,7 @@ static struct ibv_qp *ini_create(struct xenv *e, uint64_t ops)
 		ia.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		ia.send_ops_flags = ops;
 	}
-	return ibv_create_qp_ex(e->ctx, &ia);
+	return ibv_create_qp_ex(e->ictx, &ia);
 }
 
 static struct ibv_qp *tgt_create(struct ibv_context *ctx, struct ibv_xrcd *xrcd)
@@ -173,11 +190,12 @@ static struct ibv_qp *tgt_create(struct ibv_context *ctx, struct ibv_xrcd *xrcd)
 	return ibv_create_qp_ex(ctx, &ia);
 }
 
-static void set_av(const struct xenv *e, struct ibv_qp_attr *a)
+/* The AV of the target's QP (@tgt) or the initiator's: the other side's GID. */
+static void set_av(const struct xenv *e, struct ibv_qp_attr *a, bool tgt)
 {
 	a->ah_attr.is_global = 1;
-	a->ah_attr.grh.dgid = e->gid;	/* everything is on shca0 */
-	a->ah_attr.grh.sgid_index = (uint8_t)e->gid_index;
+	a->ah_attr.grh.dgid = tgt ? e->igid : e->tgid;
+	a->ah_attr.grh.sgid_index = (uint8_t)(tgt ? e->tgid_index : e->igid_index);
 	a->ah_attr.grh.hop_limit = 64;
 	a->ah_attr.port_num = 1;
 }
@@ -205,7 +223,7 @@ static int xrc_connect(const struct xenv *e, struct ibv_qp *ini,
 	a.rq_psn = PSN_INI;
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 1;		/* 0.01 ms */
-	set_av(e, &a);
+	set_av(e, &a, true);
 	ret = ibv_modify_qp(tgt, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
@@ -224,7 +242,7 @@ static int xrc_connect(const struct xenv *e, struct ibv_qp *ini,
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = tgt->qp_num;
 	a.rq_psn = PSN_TGT;
-	set_av(e, &a);
+	set_av(e, &a, false);
 	ret = ibv_modify_qp(ini, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
 	if (ret)
@@ -258,7 +276,7 @@ static int pair_new(struct xenv *e, struct ibv_xrcd *xrcd, uint8_t rnr_retry,
 	*ini = ini_create(e, ops);
 	if (!*ini)
 		return -errno;
-	*tgt = tgt_create(e->ctx, xrcd);
+	*tgt = tgt_create(e->tctx, xrcd);
 	if (!*tgt)
 		return -errno;
 	return xrc_connect(e, *ini, *tgt, rnr_retry);
@@ -274,11 +292,11 @@ static uint8_t *buf_map(size_t len)
 
 static int xsrq_open(struct xenv *e, struct xsrq *s)
 {
-	s->pd = ibv_alloc_pd(e->ctx);
-	s->cq = ibv_create_cq(e->ctx, 256, NULL, NULL, 0);
+	s->pd = ibv_alloc_pd(e->tctx);
+	s->cq = ibv_create_cq(e->tctx, 256, NULL, NULL, 0);
 	if (!s->pd || !s->cq)
 		return -errno;
-	s->srq = xsrq_create(e->ctx, e->xrcd, s->pd, s->cq, SRQ_WR, &s->srqn);
+	s->srq = xsrq_create(e->tctx, e->xrcd, s->pd, s->cq, SRQ_WR, &s->srqn);
 	if (!s->srq)
 		return -errno;
 	s->buf = buf_map(SRQ_BUF);
@@ -303,47 +321,96 @@ static void xsrq_close(struct xsrq *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* Device @i of a cross pair (0: the initiator's), or of everything. */
+static const char *xdev(int i)
+{
+	if (rc_cross_dev(0))
+		return rc_cross_dev(i);
+	return i ? "shca1" : "shca0";
+}
+
+/* The RoCE v2 GID of the device's address (198.18.0.1, else .2). */
+static int find_gid(struct ibv_context *ctx, int *index, union ibv_gid *gid)
+{
+	*index = rc_find_gid(ctx, RC_IP0);
+	if (*index < 0)
+		*index = rc_find_gid(ctx, RC_IP1);
+	if (*index < 0)
+		return *index;
+	return ibv_query_gid(ctx, 1, *index, gid) ? -EIO : 0;
+}
+
+/* A failed step of env_open: its description in rc_err, -errno. */
+static int env_fail(const struct xenv *e, int err, const char *what)
+{
+	snprintf(rc_err, sizeof(rc_err), "%s (initiator on %s, target on %s): %s",
+		 what, e->idev, e->tdev, strerror(err));
+	return -err;
+}
+
 /*
- * The whole set on shca0: the domain of file @path (NULL: a new temporary
- * file), SRQ A and B, an initiator connected to a target.
+ * The whole set: the initiator with its PD, CQ and MR on dev 0; the
+ * domain of file @path (NULL: a new temporary file), SRQ A and B and the
+ * target on dev 1 (@cross: shca1, added if not there, or the second of
+ * SOFTHCA_RC_CROSS; else dev 0, in the initiator's context); the
+ * initiator connected to the target. On failure rc_err says why.
  */
-static int env_open(struct xenv *e, const char *path)
+static int env_open(struct xenv *e, const char *path, bool cross)
 {
 	int ret;
 
 	memset(e, 0, sizeof(*e));
 	e->fd = -1;
+	e->cross = cross;
+	e->idev = xdev(0);
+	e->tdev = xdev(cross);
 	if (path) {
 		snprintf(e->path, sizeof(e->path), "%s", path);
 	} else {
 		ret = make_tmp(e->path, sizeof(e->path), "domain");
 		if (ret)
-			return ret;
+			return env_fail(e, -ret, "a temporary file");
 		e->own_path = true;
 	}
-	e->ctx = open_dev("shca0");
-	if (!e->ctx)
-		return -errno;
-	e->gid_index = rc_find_gid(e->ctx, RC_IP0);
-	if (e->gid_index < 0 || ibv_query_gid(e->ctx, 1, e->gid_index, &e->gid))
-		return -ENOENT;
-	e->xrcd = xrcd_open(e->ctx, e->path, O_CREAT, &e->fd);
+	if (cross && !rc_cross_dev(0)) {
+		ret = rc_shca1_add();
+		if (ret < 0)
+			return ret;	/* rc_err has it */
+		e->shca1_added = ret;
+	}
+	e->ictx = open_dev(e->idev);
+	if (!e->ictx)
+		return env_fail(e, errno, "open the initiator's device");
+	e->tctx = e->ictx;
+	if (cross) {
+		e->tctx = open_dev(e->tdev);
+		if (!e->tctx)
+			return env_fail(e, errno, "open the target's device");
+	}
+	ret = find_gid(e->ictx, &e->igid_index, &e->igid);
+	if (ret)
+		return env_fail(e, -ret, "the initiator's RoCE v2 GID");
+	ret = find_gid(e->tctx, &e->tgid_index, &e->tgid);
+	if (ret)
+		return env_fail(e, -ret, "the target's RoCE v2 GID");
+	e->xrcd = xrcd_open(e->tctx, e->path, O_CREAT, &e->fd);
 	if (!e->xrcd)
-		return -errno;
-	e->pd = ibv_alloc_pd(e->ctx);
-	e->scq = ibv_create_cq(e->ctx, 256, NULL, NULL, 0);
+		return env_fail(e, errno, "open_xrcd");
+	e->pd = ibv_alloc_pd(e->ictx);
+	e->scq = ibv_create_cq(e->ictx, 256, NULL, NULL, 0);
 	e->buf = buf_map(INI_BUF);
 	if (!e->pd || !e->scq || !e->buf)
-		return -errno;
+		return env_fail(e, errno, "the initiator's PD, CQ and buffer");
 	e->mr = ibv_reg_mr(e->pd, e->buf, INI_BUF, RC_ACCESS_ALL);
 	if (!e->mr)
-		return -errno;
+		return env_fail(e, errno, "the initiator's MR");
 	for (int i = 0; i < 2; i++) {
 		ret = xsrq_open(e, &e->s[i]);
 		if (ret)
-			return ret;
+			return env_fail(e, -ret, i ? "SRQ B" : "SRQ A");
 	}
-	return pair_new(e, e->xrcd, 7, 0, &e->ini, &e->tgt);
+	ret = pair_new(e, e->xrcd, 7, 0, &e->ini, &e->tgt);
+	return ret ? env_fail(e, -ret, "the connected initiator and target") : 0;
 }
 
 static void env_close(struct xenv *e)
@@ -354,6 +421,10 @@ static void env_close(struct xenv *e)
 		ibv_destroy_qp(e->tgt);
 	for (int i = 0; i < 2; i++)
 		xsrq_close(&e->s[i]);
+	if (e->omr)
+		ibv_dereg_mr(e->omr);
+	if (e->opd)
+		ibv_dealloc_pd(e->opd);
 	if (e->mr)
 		ibv_dereg_mr(e->mr);
 	if (e->buf)
@@ -366,20 +437,34 @@ static void env_close(struct xenv *e)
 		ibv_close_xrcd(e->xrcd);
 	if (e->fd >= 0)
 		close(e->fd);
-	if (e->ctx)
-		ibv_close_device(e->ctx);
+	if (e->tctx && e->tctx != e->ictx)
+		ibv_close_device(e->tctx);
+	if (e->ictx)
+		ibv_close_device(e->ictx);
 	if (e->own_path)
 		unlink(e->path);
+	if (e->shca1_added)
+		rc_shca1_del();
 	memset(e, 0, sizeof(*e));
 }
+
+RC_SHCA1_GUARD()
 
 FIXTURE(xrc) {
 	struct xenv e;
 };
 
+/* The target's side on the initiator's device, or on another device. */
+FIXTURE_VARIANT(xrc) {
+	bool cross;
+};
+
+FIXTURE_VARIANT_ADD(xrc, same_dev) { .cross = false };
+FIXTURE_VARIANT_ADD(xrc, cross_dev) { .cross = true };
+
 FIXTURE_SETUP(xrc)
 {
-	ASSERT_EQ(0, env_open(&self->e, NULL)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, env_open(&self->e, NULL, variant->cross)) TH_LOG("%s", rc_err);
 }
 
 FIXTURE_TEARDOWN(xrc)
@@ -472,16 +557,18 @@ static int post_slot(struct xenv *e, int i, uint32_t slot)
 }
 
 /*
- * Counter @name of shca0 once it reaches @want, or its value after 2 s
- * (the target counts before it NAKs, so it is there by the time the
+ * Counter @name of device @dev once it reaches @want, or its value after
+ * 2 s (the target counts before it NAKs, so it is there by the time the
  * initiator's error completion is; the sysfs value is cached 10 ms).
+ * ib_core's shared netns mode shows a device of another namespace (the
+ * wire's shca9 and shca8) in this one's sysfs too.
  */
-static long long counter_reaches(const char *name, long long want)
+static long long counter_reaches(const char *dev, const char *name, long long want)
 {
 	long long v = -1;
 
 	for (int i = 0; i < 100 && v != want; i++)
-		v = ud_counter("shca0", name);	/* 20 ms each */
+		v = ud_counter(dev, name);	/* 20 ms each */
 	return v;
 }
 
@@ -504,8 +591,12 @@ TEST_F(xrc, caps_and_objects)
 				  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
 	struct ibv_recv_wr rwr = { .wr_id = 0x98 }, *rbad;
 
-	ASSERT_EQ(0, ibv_query_device(e->ctx, &da));
-	EXPECT_EQ(IBV_DEVICE_XRC, da.device_cap_flags & IBV_DEVICE_XRC);
+	ASSERT_EQ(0, ibv_query_device(e->ictx, &da));
+	EXPECT_EQ(IBV_DEVICE_XRC, da.device_cap_flags & IBV_DEVICE_XRC)
+		TH_LOG("%s", e->idev);
+	ASSERT_EQ(0, ibv_query_device(e->tctx, &da));
+	EXPECT_EQ(IBV_DEVICE_XRC, da.device_cap_flags & IBV_DEVICE_XRC)
+		TH_LOG("%s", e->tdev);
 
 	/* Two SRQs: two numbers, neither 0; the depth asked is granted. */
 	EXPECT_NE(0u, A->srqn);
@@ -521,7 +612,7 @@ TEST_F(xrc, caps_and_objects)
 
 	/* In use (two SRQs and a target): the domain stays, and works. */
 	EXPECT_EQ(EBUSY, ibv_close_xrcd(e->xrcd));
-	third = xsrq_create(e->ctx, e->xrcd, A->pd, A->cq, 3, &n3);
+	third = xsrq_create(e->tctx, e->xrcd, A->pd, A->cq, 3, &n3);
 	ASSERT_NE(NULL, third) TH_LOG("%s", strerror(errno));
 	EXPECT_NE(0u, n3);
 	EXPECT_NE(A->srqn, n3);
@@ -808,24 +899,30 @@ static void expect_access_err(struct __test_metadata *_metadata, struct xenv *e,
 	rc_expect_wc(_metadata, e->scq, &w);
 	w = want_err(next_id, IBV_WC_WR_FLUSH_ERR, ini);
 	rc_expect_wc(_metadata, e->scq, &w);
-	EXPECT_EQ(IBV_QPS_ERR, rc_wait_qp_state(tgt, IBV_QPS_ERR, 1000));
-	EXPECT_EQ(IBV_QPS_ERR, rc_wait_qp_state(ini, IBV_QPS_ERR, 1000));
-	ASSERT_EQ(IBV_EVENT_QP_ACCESS_ERR, next_async_event(e->ctx, 2000, &ev));
+	EXPECT_EQ(IBV_QPS_ERR, rc_wait_qp_state(tgt, IBV_QPS_ERR, 5000));
+	EXPECT_EQ(IBV_QPS_ERR, rc_wait_qp_state(ini, IBV_QPS_ERR, 5000));
+	ASSERT_EQ(IBV_EVENT_QP_ACCESS_ERR, next_async_event(e->tctx, 2000, &ev));
 	EXPECT_EQ(tgt, ev.element.qp);
-	EXPECT_EQ(-1, next_async_event(e->ctx, 100, &ev))
+	EXPECT_EQ(-1, next_async_event(e->tctx, 100, &ev))
 		TH_LOG("a second event: %s", ibv_event_type_str(ev.event_type));
+	if (e->ictx != e->tctx)
+		EXPECT_EQ(-1, next_async_event(e->ictx, 100, &ev))
+			TH_LOG("an event on the initiator's device: %s",
+			       ibv_event_type_str(ev.event_type));
 }
 
 /*
  * At the target an rkey is checked against the PD of the SRQ the request
  * names: B's MR with B's SRQ works; the same rkey naming SRQ A, the
- * initiator's own MR (its own PD) naming A, and a READ through B's rkey
+ * initiator's own MR (its own PD; across devices its buffer in a PD of
+ * its own on the target's device) naming A, and a READ through B's rkey
  * naming A each fail with REM_ACCESS_ERR and touch nothing.
  */
 TEST_F(xrc, rkey_checked_against_srq_pd)
 {
 	struct xenv *e = &self->e;
 	uint8_t *rb = B->buf + RDMA_OFF, *src = e->buf;
+	struct ibv_mr *mr;
 	struct rc_wc_want w;
 
 	rc_fill(src, 512, 41);
@@ -846,11 +943,23 @@ TEST_F(xrc, rkey_checked_against_srq_pd)
 	expect_access_err(_metadata, e, e->ini, e->tgt, 2, 3);
 	rc_expect_canary(_metadata, rb + 4096, 4096, 0xee, "B's rkey naming A");
 
-	/* The initiator's own MR (its PD, not A's) naming A. */
+	/*
+	 * The initiator's own MR (its PD, not A's) naming A. Across devices
+	 * its rkey means nothing on the target's: there the same buffer is
+	 * registered in a PD of its own (neither A's nor B's).
+	 */
+	mr = e->mr;
+	if (e->cross) {
+		e->opd = ibv_alloc_pd(e->tctx);
+		ASSERT_NE(NULL, e->opd);
+		e->omr = ibv_reg_mr(e->opd, e->buf, INI_BUF, RC_ACCESS_ALL);
+		ASSERT_NE(NULL, e->omr) TH_LOG("%s", strerror(errno));
+		mr = e->omr;
+	}
 	ASSERT_EQ(0, pair_new(e, e->xrcd, 7, 0, &e->ini, &e->tgt));
 	memset(e->buf + 65536, 0xee, 4096);
 	ASSERT_EQ(0, xpost(e->ini, IBV_WR_RDMA_WRITE, 4, src, 512, e->mr->lkey,
-			   (uintptr_t)e->buf + 65536, e->mr->rkey, 0, A->srqn));
+			   (uintptr_t)e->buf + 65536, mr->rkey, 0, A->srqn));
 	ASSERT_EQ(0, xpost(e->ini, IBV_WR_SEND, 5, src, 16, e->mr->lkey, 0, 0, 0,
 			   A->srqn));
 	expect_access_err(_metadata, e, e->ini, e->tgt, 4, 5);
@@ -888,8 +997,9 @@ TEST_F(xrc, rkey_checked_against_srq_pd)
  * domain (which its own target reaches), the other way round, a
  * destroyed SRQ's number, one never given out, a basic SRQ's. Each on a
  * fresh pair: REM_ACCESS_ERR, the SEND after it flushed, both QPs in ERR,
- * QP_ACCESS_ERR on the target, rx_xrc_srq_errors + 1, and no receive of
- * any SRQ taken (the ones posted first are those the last SENDs fill).
+ * QP_ACCESS_ERR on the target, rx_xrc_srq_errors + 1 on the target's
+ * device (none on the initiator's), and no receive of any SRQ taken (the
+ * ones posted first are those the last SENDs fill).
  */
 TEST_F(xrc, bad_srq)
 {
@@ -913,15 +1023,16 @@ TEST_F(xrc, bad_srq)
 		uint32_t srqn;
 	} cases[5];
 	uint64_t id = 0x500;
+	long long ictr = e->cross ? ud_counter(e->idev, CTR) : 0;
 
 	ASSERT_EQ(0, make_tmp(path2, sizeof(path2), "domain2"));
-	x2 = xrcd_open(e->ctx, path2, O_CREAT, &fd2);
+	x2 = xrcd_open(e->tctx, path2, O_CREAT, &fd2);
 	ASSERT_NE(NULL, x2) TH_LOG("%s", strerror(errno));
-	cq_c = ibv_create_cq(e->ctx, 64, NULL, NULL, 0);
+	cq_c = ibv_create_cq(e->tctx, 64, NULL, NULL, 0);
 	ASSERT_NE(NULL, cq_c);
-	c = xsrq_create(e->ctx, x2, A->pd, cq_c, 4, &n_c);
+	c = xsrq_create(e->tctx, x2, A->pd, cq_c, 4, &n_c);
 	ASSERT_NE(NULL, c) TH_LOG("%s", strerror(errno));
-	gone = xsrq_create(e->ctx, e->xrcd, A->pd, A->cq, 4, &n_gone);
+	gone = xsrq_create(e->tctx, e->xrcd, A->pd, A->cq, 4, &n_gone);
 	ASSERT_NE(NULL, gone);
 	ASSERT_EQ(0, ibv_destroy_srq(gone));
 	basic = ibv_create_srq(A->pd, &ba);
@@ -962,7 +1073,7 @@ TEST_F(xrc, bad_srq)
 		TH_LOG("case %u: %s (SRQ %#x)", k, cases[k].what, cases[k].srqn);
 		ASSERT_EQ(0, pair_new(e, cases[k].domain == 1 ? e->xrcd : x2, 7, 0,
 				      ini, tgt));
-		ctr = ud_counter("shca0", CTR);
+		ctr = ud_counter(e->tdev, CTR);
 		ASSERT_LE(0, ctr);
 		rc_fill(e->buf, 64, 50 + k);
 		ASSERT_EQ(0, xpost(*ini, IBV_WR_SEND, id, e->buf, 64, e->mr->lkey,
@@ -970,13 +1081,17 @@ TEST_F(xrc, bad_srq)
 		ASSERT_EQ(0, xpost(*ini, IBV_WR_SEND, id + 1, e->buf, 64,
 				   e->mr->lkey, 0, 0, 0, good));
 		expect_access_err(_metadata, e, *ini, *tgt, id, id + 1);
-		EXPECT_EQ(ctr + 1, counter_reaches(CTR, ctr + 1))
-			TH_LOG("case %u: %s", k, cases[k].what);
+		EXPECT_EQ(ctr + 1, counter_reaches(e->tdev, CTR, ctr + 1))
+			TH_LOG("case %u: %s, %s of %s", k, cases[k].what, CTR,
+			       e->tdev);
 		id += 2;
 	}
 	rc_expect_quiet(_metadata, A->cq, "SRQ A");
 	rc_expect_quiet(_metadata, B->cq, "SRQ B");
 	rc_expect_quiet(_metadata, cq_c, "SRQ C");
+	if (e->cross)
+		EXPECT_EQ(ictr, ud_counter(e->idev, CTR))
+			TH_LOG("%s of the initiator's device %s", CTR, e->idev);
 
 	/* Each domain's own pair still delivers, into the first receive. */
 	ASSERT_EQ(0, pair_new(e, e->xrcd, 7, 0, &e->ini, &e->tgt));
@@ -1009,6 +1124,21 @@ TEST_F(xrc, bad_srq)
 	unlink(path2);
 }
 
+/* How long an RNR-delayed completion may take (a wire's retries are slower). */
+#define RNR_WC_MS	20000
+
+/* Exactly one completion from @cq within @ms, compared with @w. */
+static void expect_wc_ms(struct __test_metadata *_metadata, struct ibv_cq *cq,
+			 const struct rc_wc_want *w, int ms)
+{
+	struct ibv_wc wc;
+
+	ASSERT_EQ(1, rc_poll(cq, &wc, 1, ms))
+		TH_LOG("waiting for wr_id %#llx (%s): %s", (unsigned long long)w->wr_id,
+		       ibv_wc_status_str(w->status), rc_err);
+	EXPECT_EQ(0, rc_wc_check(&wc, w)) TH_LOG("%s", rc_err);
+}
+
 /*
  * An empty SRQ: RNR NAKs. With rnr_retry 7 the SEND waits and lands once
  * a receive is posted; with 0 it fails (RNR_RETRY_EXC_ERR), the target
@@ -1026,10 +1156,10 @@ TEST_F(xrc, rnr)
 	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(e->tgt));
 	ASSERT_EQ(0, post_slot(e, 0, 3));
 	w = rc_want_imm(want_req(1, IBV_WC_SEND, 3000, e->ini), 0x61);
-	rc_expect_wc(_metadata, e->scq, &w);
+	expect_wc_ms(_metadata, e->scq, &w, RNR_WC_MS);
 	w = rc_want_imm(want_recv(slot_id(0, 3), IBV_WC_RECV, 3000, e->tgt, e->ini),
 			0x61);
-	rc_expect_wc(_metadata, A->cq, &w);
+	expect_wc_ms(_metadata, A->cq, &w, RNR_WC_MS);
 	rc_expect_bytes(_metadata, A->buf + 3 * SLOT, 3000, 61, "after RNR");
 	rc_expect_canary(_metadata, A->buf + 3 * SLOT + 3000, 64, 0xee, "after it");
 
@@ -1038,8 +1168,8 @@ TEST_F(xrc, rnr)
 	ASSERT_EQ(0, xpost(e->ini, IBV_WR_SEND, 2, e->buf, 10, e->mr->lkey, 0, 0, 0,
 			   A->srqn));
 	w = want_err(2, IBV_WC_RNR_RETRY_EXC_ERR, e->ini);
-	rc_expect_wc(_metadata, e->scq, &w);
-	EXPECT_EQ(IBV_QPS_ERR, rc_wait_qp_state(e->ini, IBV_QPS_ERR, 1000));
+	expect_wc_ms(_metadata, e->scq, &w, RNR_WC_MS);
+	EXPECT_EQ(IBV_QPS_ERR, rc_wait_qp_state(e->ini, IBV_QPS_ERR, 5000));
 	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(e->tgt));
 	ASSERT_EQ(0, post_slot(e, 0, 4));
 	rc_expect_quiet(_metadata, A->cq, "the refused SEND never arrives");
@@ -1195,14 +1325,14 @@ static int read_full(int fd, void *p, size_t len, int ms)
 	} while (0)
 
 /*
- * The other process: the same device, the parent's domain through its
+ * The other process: the target's device @dev, the parent's domain through its
  * file (no O_CREAT: it must exist), its own PD, CQ and XRC SRQ with
  * NCHILD receives; ibv_open_qp of the parent's target (RTS, its
  * destination the parent's initiator), closed again; then the SRQ
  * number to the parent and every receive checked. The exit status is
  * the number of failed checks (capped), 100 + n if setup step n failed.
  */
-static int child_main(const char *path, int rfd, int wfd)
+static int child_main(const char *dev, const char *path, int rfd, int wfd)
 {
 	struct ibv_qp_open_attr oa = {
 		.comp_mask = IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_NUM |
@@ -1225,7 +1355,7 @@ static int child_main(const char *path, int rfd, int wfd)
 
 	if (read_full(rfd, &tc, sizeof(tc), 20000))
 		return 101;
-	ctx = open_dev("shca0");
+	ctx = open_dev(dev);
 	if (!ctx)
 		return 102;
 	xrcd = xrcd_open(ctx, path, 0, &fd);
@@ -1317,13 +1447,37 @@ static int child_main(const char *path, int rfd, int wfd)
 }
 
 /*
- * A second process joins the domain through its file and makes its own
+ * The fork happens before any verbs object exists in the test's process,
+ * so this fixture makes none in its setup; its variants are xrc's.
+ */
+FIXTURE(xrc_proc) {
+	int unused;
+};
+
+FIXTURE_VARIANT(xrc_proc) {
+	bool cross;
+};
+
+FIXTURE_VARIANT_ADD(xrc_proc, same_dev) { .cross = false };
+FIXTURE_VARIANT_ADD(xrc_proc, cross_dev) { .cross = true };
+
+FIXTURE_SETUP(xrc_proc)
+{
+}
+
+FIXTURE_TEARDOWN(xrc_proc)
+{
+}
+
+/*
+ * A second process joins the domain through its file (on the target's
+ * device) and makes its own
  * XRC SRQ on its own CQ; the parent's target delivers into it (between
  * messages into the parent's SRQ A) and the child sees each receive with
  * the target's QPN. ibv_open_qp gives another handle of the target, in
  * the child and in the parent; closing one leaves the target working.
  */
-TEST(open_qp_and_other_process)
+TEST_F(xrc_proc, open_qp_and_other_process)
 {
 	struct ibv_qp_open_attr oa = {
 		.comp_mask = IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_NUM |
@@ -1350,12 +1504,12 @@ TEST(open_qp_and_other_process)
 	if (!pid) {
 		close(to_c[1]);
 		close(to_p[0]);
-		_exit(child_main(path, to_c[0], to_p[1]));
+		_exit(child_main(xdev(variant->cross), path, to_c[0], to_p[1]));
 	}
 	close(to_c[0]);
 	close(to_p[1]);
 
-	ASSERT_EQ(0, env_open(&e, path)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, env_open(&e, path, variant->cross)) TH_LOG("%s", rc_err);
 	tc.tgt_qpn = e.tgt->qp_num;
 	tc.ini_qpn = e.ini->qp_num;
 	ASSERT_EQ((ssize_t)sizeof(tc), write(to_c[1], &tc, sizeof(tc)));
@@ -1368,7 +1522,7 @@ TEST(open_qp_and_other_process)
 	/* A handle of our own target, in this process: RTS, then closed. */
 	oa.qp_num = e.tgt->qp_num;
 	oa.xrcd = e.xrcd;
-	h = ibv_open_qp(e.ctx, &oa);
+	h = ibv_open_qp(e.tctx, &oa);
 	ASSERT_NE(NULL, h) TH_LOG("open_qp: %s", strerror(errno));
 	EXPECT_NE(e.tgt, h);
 	EXPECT_EQ(e.tgt->qp_num, h->qp_num);
@@ -1424,7 +1578,8 @@ static const char *const res_names[] = { "ctx", "pd", "cq", "qp", "srq", "mr" };
 #define NRES (sizeof(res_names) / sizeof(res_names[0]))
 
 /*
- * Everything counted in `rdma res` (the target once: ib_core's own QP;
+ * On one device (shca0, or the first of SOFTHCA_RC_CROSS), everything
+ * counted in `rdma res` (the target once: ib_core's own QP;
  * three PDs, CQs and MRs, two SRQs); the target destroyed while its SRQs
  * live, the domain busy while any SRQ does (and an SRQ's CQ while the
  * SRQ does), closed once the last is gone; every count back at the
@@ -1434,16 +1589,17 @@ TEST(teardown_order)
 {
 	static const long more[NRES] = { 1, 3, 3, 2, 2, 3 };
 	long base[NRES];
+	const char *dev = xdev(0);
 	struct xenv e;
 	struct rc_wc_want w;
 
 	for (unsigned int i = 0; i < NRES; i++) {
-		base[i] = res_count("shca0", res_names[i]);
+		base[i] = res_count(dev, res_names[i]);
 		ASSERT_LE(0, base[i]) TH_LOG("rdma res %s", res_names[i]);
 	}
-	ASSERT_EQ(0, env_open(&e, NULL)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, env_open(&e, NULL, false)) TH_LOG("%s", rc_err);
 	for (unsigned int i = 0; i < NRES; i++) {
-		EXPECT_EQ(base[i] + more[i], res_count("shca0", res_names[i]))
+		EXPECT_EQ(base[i] + more[i], res_count(dev, res_names[i]))
 			TH_LOG("rdma res %s", res_names[i]);
 	}
 
@@ -1460,7 +1616,7 @@ TEST(teardown_order)
 	EXPECT_EQ(EBUSY, ibv_close_xrcd(e.xrcd));
 	ASSERT_EQ(0, ibv_destroy_qp(e.tgt));
 	e.tgt = NULL;
-	EXPECT_EQ(base[3] + 1, res_count("shca0", "qp"));
+	EXPECT_EQ(base[3] + 1, res_count(dev, "qp"));
 	EXPECT_EQ(EBUSY, ibv_close_xrcd(e.xrcd));
 	EXPECT_EQ(EBUSY, ibv_destroy_cq(e.s[0].cq));
 	/* An SRQ with a receive posted goes without a completion. */
@@ -1470,7 +1626,7 @@ TEST(teardown_order)
 	EXPECT_EQ(EBUSY, ibv_close_xrcd(e.xrcd));
 	ASSERT_EQ(0, ibv_destroy_srq(e.s[1].srq));
 	e.s[1].srq = NULL;
-	EXPECT_EQ(base[4], res_count("shca0", "srq"));
+	EXPECT_EQ(base[4], res_count(dev, "srq"));
 	EXPECT_EQ(0, ibv_close_xrcd(e.xrcd));
 	e.xrcd = NULL;
 	rc_expect_quiet(_metadata, e.s[0].cq, "the destroyed SRQ's receive");
@@ -1478,7 +1634,7 @@ TEST(teardown_order)
 		xsrq_close(&e.s[i]);
 	env_close(&e);
 	for (unsigned int i = 0; i < NRES; i++) {
-		EXPECT_EQ(base[i], res_count("shca0", res_names[i]))
+		EXPECT_EQ(base[i], res_count(dev, res_names[i]))
 			TH_LOG("rdma res %s back to the baseline", res_names[i]);
 	}
 }

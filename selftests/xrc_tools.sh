@@ -9,7 +9,8 @@
 # then perftest's -c XRC latency and bandwidth tests (it drives the
 # extended post-send API with ibv_wr_set_xrc_srqn), also over 4 QPs. Each
 # on shca0 alone and from shca0 to shca1 (created on veth1 here, deleted
-# at the end). Server and client meet over TCP on 127.0.0.1.
+# at the end). Server and client meet over TCP on 127.0.0.1. Last, XRC
+# processes SIGKILLed mid-run must leave nothing behind.
 #
 # Iterations: ibv_xsrq_pingpong -n SOFTHCA_PINGPONG_N / 10 (default 200)
 # per client, perftest -n SOFTHCA_PERFTEST_N (default 1000).
@@ -54,7 +55,7 @@ xsrq_two() {
 topos=("shca0 shca0 $g0 shca0 $g0" "shca0-shca1 shca1 $g1 shca0 $g0")
 pt_runs=("ib_send_lat 2" "ib_write_lat 64" "ib_read_lat 64" "ib_send_bw 4096"
 	 "ib_write_bw 65536" "ib_read_bw 65536")
-echo "1..$(( ${#topos[@]} * (4 + ${#pt_runs[@]} + 1) ))"
+echo "1..$(( ${#topos[@]} * (4 + ${#pt_runs[@]} + 1) + 1 ))"
 
 for t in "${topos[@]}"; do
 	read -r label sd sg cd cg <<<"$t"
@@ -84,4 +85,27 @@ for t in "${topos[@]}"; do
 		ib_send_bw -c XRC -q 4 -d "$sd" -x "$sg" -s 4096 -n "$pt_n" -F -- \
 		ib_send_bw -c XRC -q 4 -d "$cd" -x "$cg" -s 4096 -n "$pt_n" -F
 done
+
+# Processes killed mid-run, 8 times, at 0.3 to 1.7 s: shca0 -> shca1 XRC
+# traffic with the domain shared by file, SRQs, initiators and targets
+# open on both devices; afterwards only ib_mad's objects are left.
+killed=0
+for k in $(seq 8); do
+	port=$((port + 1))
+	ib_send_bw -c XRC -q 2 -d shca1 -x "$g1" -s 4096 -D 10 -F -p "$port" \
+		>"$out/ksrv" 2>&1 &
+	spid=$!
+	wait_listen "$port" || sleep 1
+	ib_send_bw -c XRC -q 2 -d shca0 -x "$g0" -s 4096 -D 10 -F -p "$port" \
+		127.0.0.1 >"$out/kcli" 2>&1 &
+	cpid=$!
+	sleep "$(awk -v k="$k" 'BEGIN { srand(k); printf "%.1f", 0.3 + 1.4 * rand() }')"
+	kill -9 "$spid" "$cpid" 2>/dev/null && killed=$((killed + 1))
+	wait "$spid" "$cpid" 2>/dev/null
+done
+if only_ib_mad_left; then
+	ok "XRC processes SIGKILLed mid-run 8 times ($killed kills sent): only ib_mad's objects left"
+else
+	nok "XRC processes SIGKILLed mid-run 8 times: objects left behind"
+fi
 exit $failed

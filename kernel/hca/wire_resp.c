@@ -752,14 +752,20 @@ static void hca_wire_rsp_now(struct hca_exec_ctx *ctx, struct hca_qp *qp)
 		if (e->wire && (state == HCA_QPS_RTS || state == HCA_QPS_SQD))
 			hca_wire_comp_drain(ctx, qp, hca_sq_posted(qp));
 		mutex_unlock(&e->exec_lock);
-		if (READ_ONCE(qp->sq_ci) == hca_sq_posted(qp) ||
+		if (READ_ONCE(qp->sq_ci) == hca_sq_posted(qp))
+			return;
+		/*
+		 * A NAK may have moved it to ERR: its WQEs behind are flushed
+		 * in its turn (no ERR poll finds a QP without an RQ).
+		 */
+		state = READ_ONCE(qp->state);
+		if ((state == HCA_QPS_RTS || state == HCA_QPS_SQD) &&
 		    !hca_wire_has_work(qp))
 			return;
 	}
 	hca_qp_run_later(qp);
 }
 
-/* Is the packet from the QP's peer, to the address the QP sends from? */
 /* XRC is one way: requests reach a target, responses an initiator. */
 static bool hca_wire_wrong_way(const struct hca_qp *qp,
 			       const struct hca_wire_pkt *pkt)
@@ -769,6 +775,7 @@ static bool hca_wire_wrong_way(const struct hca_qp *qp,
 	return req ? qp->type->send_only : qp->type->xrc_tgt;
 }
 
+/* Is the packet from the QP's peer, to the address the QP sends from? */
 static bool hca_wire_from_peer(const struct hca_wire_qp *wq,
 			       const struct hca_wire_pkt *pkt)
 {
