@@ -360,6 +360,17 @@ static inline struct softhca_qp *softhca_find_qp(struct softhca_context *ctx,
 	return softhca_table_find(&ctx->qp_table, qpn);
 }
 
+/* The XRC SRQ of number @srqn whose CQ is @cq, or NULL (poll.c). */
+static inline struct softhca_srq *softhca_find_xsrq(struct softhca_cq *cq,
+						    uint32_t srqn)
+{
+	struct softhca_srq *srq =
+		softhca_table_find(&to_sctx(cq->ibv_cq.context)->xsrq_table,
+				   srqn);
+
+	return srq && srq->vsrq.cq == &cq->ibv_cq ? srq : NULL;
+}
+
 /* engine.c: the wake-up call. Returns 0 or an errno value. */
 #define SOFTHCA_WAKE_FD_NONE		(-1)
 #define SOFTHCA_WAKE_FD_NOT_AVAILABLE	(-2)
@@ -543,8 +554,6 @@ struct ibv_srq *softhca_create_srq(struct ibv_pd *ibpd,
 struct ibv_srq *softhca_create_srq_ex(struct ibv_context *ibctx,
 				      struct ibv_srq_init_attr_ex *attr);
 int softhca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
-/* The XRC SRQ of number @srqn whose CQ is @cq, or NULL (poll.c). */
-struct softhca_srq *softhca_find_xsrq(struct softhca_cq *cq, uint32_t srqn);
 
 /* xrcd.c */
 struct ibv_xrcd *softhca_open_xrcd(struct ibv_context *ibctx,

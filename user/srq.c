@@ -247,15 +247,6 @@ int softhca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
 	return 0;
 }
 
-struct softhca_srq *softhca_find_xsrq(struct softhca_cq *cq, uint32_t srqn)
-{
-	struct softhca_srq *srq =
-		softhca_table_find(&to_sctx(cq->ibv_cq.context)->xsrq_table,
-				   srqn);
-
-	return srq && srq->vsrq.cq == &cq->ibv_cq ? srq : NULL;
-}
-
 int softhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		       int mask)
 {

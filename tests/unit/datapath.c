@@ -30,7 +30,6 @@
 #include "../../user/wr.c"
 #include "../../user/arm.c"
 #include "../../user/table.c"
-#include "../../user/srq.c"
 #include "tap.h"
 
 /* ---- what softhca.c and engine.c provide in the library ------------- */
