@@ -318,7 +318,7 @@ static void hca_wire_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	}
 	/* SEND_LAST/ONLY_INV: an rkey of this QP's PD, before the bytes. */
 	if ((pkt->op->hdrs & HCA_WH_IETH) &&
-	    hca_mkey_invalidate(qp->hca, qp->pdn, qp->qpn,
+	    hca_mkey_invalidate(qp->hca, hca_resp_pdn(qp), qp->qpn,
 				pkt->h.ieth_rkey)) {
 		hca_sgl_put(&ctx->remote);
 		hca_wire_resp_rwqe_err(ctx, qp, pkt,
