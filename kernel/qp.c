@@ -214,6 +214,20 @@ static void shca_qp_destroy_cmd(struct shca_dev *sdev, u32 qpn)
 			      NULL, 0));
 }
 
+/* CREATE_QP's queue fields: where layout @l put them in @qp's area. */
+static void shca_qp_in_queues(struct hca_cmd_create_qp_in *in,
+			      const struct shca_qp *qp,
+			      const struct shca_qp_layout *l)
+{
+	in->sq_buf = qp->queue->buf + l->sq_offset;
+	in->sq_wqebb_cnt = l->sq_wqebb_cnt;
+	in->rq_buf = l->rq_wqe_cnt ? qp->queue->buf + l->rq_offset : NULL;
+	in->rq_wqe_cnt = l->rq_wqe_cnt;
+	in->rq_wqe_shift = l->rq_wqe_shift;
+	in->sq_max_wqebbs = l->wqe_size / SOFTHCA_SEND_WQE_BB;
+	in->dbr = qp->queue->buf + l->dbr_offset;
+}
+
 /*
  * An XRC target QP. ib_core creates it for the user with no udata, PD or
  * CQ (and shares it: ib_open_qp()); it has no queue to post to. The model
@@ -242,11 +256,7 @@ static int shca_create_xrc_tgt(struct shca_dev *sdev, struct shca_qp *qp,
 		return PTR_ERR(qp->queue);
 	in.st = k->st;
 	in.xrcdn = to_shca_xrcd(init_attr->xrcd)->xrcdn;
-	in.sq_buf = qp->queue->buf + l.sq_offset;
-	in.sq_wqebb_cnt = l.sq_wqebb_cnt;
-	in.rq_wqe_shift = l.rq_wqe_shift;
-	in.sq_max_wqebbs = l.wqe_size / SOFTHCA_SEND_WQE_BB;
-	in.dbr = qp->queue->buf + l.dbr_offset;
+	shca_qp_in_queues(&in, qp, &l);
 	in.uar_index = shca_udata_uar(NULL);
 	err = hca_exec(sdev->hca, HCA_CMD_CREATE_QP, &in, sizeof(in),
 		       &out, sizeof(out));
@@ -344,15 +354,9 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	if (!udata)
 		in.flags |= HCA_QP_PRIVILEGED;
 	in.st = k->st;
-	in.sq_buf = qp->queue->buf + l.sq_offset;
-	in.sq_wqebb_cnt = l.sq_wqebb_cnt;
-	in.rq_buf = l.rq_wqe_cnt ? qp->queue->buf + l.rq_offset : NULL;
-	in.rq_wqe_cnt = l.rq_wqe_cnt;
-	in.rq_wqe_shift = l.rq_wqe_shift;
-	in.sq_max_wqebbs = l.wqe_size / SOFTHCA_SEND_WQE_BB;
+	shca_qp_in_queues(&in, qp, &l);
 	in.max_send_sge = cap.max_send_sge;
 	in.max_inline_data = cap.max_inline_data;
-	in.dbr = qp->queue->buf + l.dbr_offset;
 	in.uar_index = shca_udata_uar(udata);
 	if (init_attr->srq)
 		in.srqn = to_shca_srq(init_attr->srq)->srqn;

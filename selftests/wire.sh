@@ -171,7 +171,8 @@ capok=$?
 # Stopped once the 200 packets (each over 700 bytes) are in the file
 # (-U: written as they come), or after 10 s.
 for _ in $(seq 200); do
-	[ "$(stat -c %s "$out/cap.pcap" 2>/dev/null || echo 0)" -ge 140000 ] && break
+	# wc, not stat: this script's stat() is wire_stat.
+	[ "$(wc -c <"$out/cap.pcap" 2>/dev/null || echo 0)" -ge 140000 ] && break
 	sleep 0.05
 done
 sleep 0.2

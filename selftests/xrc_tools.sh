@@ -69,16 +69,11 @@ for t in "${topos[@]}"; do
 		ibv_xsrq_pingpong -d "$cd" -g "$cg" -e -n "$pp_n"
 	xsrq_two "$label" "$sd" "$sg" "$cd" "$cg"
 done
+# perftest -c XRC on both topologies (tp_rows: no pingpong rows here).
+pp_sizes=()
+tp_rows XRC -
 for t in "${topos[@]}"; do
 	read -r label sd sg cd cg <<<"$t"
-	for r in "${pt_runs[@]}"; do
-		read -r p s <<<"$r"
-		chk=check_bw
-		case $p in *_lat) chk=check_lat ;; esac
-		run "$p -c XRC $label size $s -n $pt_n" "$chk $s $pt_n" \
-			"$p" -c XRC -d "$sd" -x "$sg" -s "$s" -n "$pt_n" -F -- \
-			"$p" -c XRC -d "$cd" -x "$cg" -s "$s" -n "$pt_n" -F
-	done
 	# perftest counts the iterations of every QP: 4 x pt_n.
 	run "ib_send_bw -c XRC $label -q 4 size 4096 -n $pt_n" \
 		"check_bw 4096 $((4 * pt_n))" \

@@ -256,6 +256,18 @@ static struct ibv_qp *xrc_tgt_new(void)
 	return &qp->vqp.qp;
 }
 
+/* The kernel answered @ret for the target handle @ibqp: keep it or not. */
+static struct ibv_qp *xrc_tgt_done(struct ibv_qp *ibqp, int ret)
+{
+	if (ret) {
+		free(to_sqp(ibqp));
+		errno = ret;
+		return NULL;
+	}
+	to_sqp(ibqp)->qpn = ibqp->qp_num;
+	return ibqp;
+}
+
 static struct ibv_qp *create_xrc_tgt(struct ibv_context *ibctx,
 				     struct ibv_qp_init_attr_ex *attr)
 {
@@ -281,13 +293,7 @@ static struct ibv_qp *create_xrc_tgt(struct ibv_context *ibctx,
 				   &cmd.ibv_cmd, sizeof(cmd),
 				   (struct ib_uverbs_create_qp_resp *)(void *)&resp,
 				   sizeof(resp));
-	if (ret) {
-		free(to_sqp(ibqp));
-		errno = ret;
-		return NULL;
-	}
-	to_sqp(ibqp)->qpn = ibqp->qp_num;
-	return ibqp;
+	return xrc_tgt_done(ibqp, ret);
 }
 
 /* ibv_open_qp: another handle of an XRC target, by its domain and QPN. */
@@ -307,13 +313,7 @@ struct ibv_qp *softhca_open_qp(struct ibv_context *ibctx,
 	ret = ibv_cmd_open_qp(ibctx, &to_sqp(ibqp)->vqp,
 			      sizeof(to_sqp(ibqp)->vqp), attr, &cmd,
 			      sizeof(cmd), &resp, sizeof(resp));
-	if (ret) {
-		free(to_sqp(ibqp));
-		errno = ret;
-		return NULL;
-	}
-	to_sqp(ibqp)->qpn = ibqp->qp_num;
-	return ibqp;
+	return xrc_tgt_done(ibqp, ret);
 }
 
 static struct ibv_qp *create_qp(struct ibv_context *ibctx,
