@@ -463,12 +463,15 @@ void hca_resp_handle(struct hca_exec_ctx *ctx, struct hca_qp *req,
 	a = hca_resp_attrs_get(resp);
 	state = READ_ONCE(resp->state);
 	/*
-	 * A QP that cannot receive, is connected elsewhere or is of another
-	 * type (an RC request at a UC QP: opcodes it has no packets for)
-	 * drops it.
+	 * A QP that cannot receive, is connected elsewhere (another QPN, or
+	 * a peer on the wire) or is of another type (an RC request at a UC
+	 * QP: opcodes it has no packets for) drops it.
 	 */
 	if (!hca_qp_state_receives(state) || a->dest_qpn != req->qpn ||
 	    resp->type != req->type->peer)
+		goto out;
+	/* Its peer is on the wire: a local QP of that number is not it. */
+	if (unlikely(READ_ONCE(resp->eng->wire)))
 		goto out;
 	hca_count(cnt, HCA_QCNT_RX_REQUESTS, 1);
 	/*

@@ -88,6 +88,7 @@ struct hca_wire_resp {
 	u64 wr_va;			/* WRITE: RETH of its first packet */
 	u32 wr_rkey;
 	u32 wr_len;
+	u32 xrc_srqn;			/* XRC: the SRQ its first packet named */
 	u16 atomic_next;
 	struct {
 		u32 psn;

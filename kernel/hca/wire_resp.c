@@ -670,24 +670,35 @@ static void hca_wire_resp_request(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 }
 
 /*
- * An XRC target: every request packet names the SRQ it goes to in its
- * XRCETH, duplicates too (a READ replayed checks its rkey against that
- * SRQ's PD). One not of the target's domain, or the next packet of a
- * message in progress naming another SRQ than the one whose WQE it holds
- * (a duplicate of an earlier message names its own): Remote Access Error
- * NAK, the target to ERR (as on the local fabric, responder.c).
+ * An XRC target: a request packet is taken into the SRQ its XRCETH names.
+ * Only the next packet in sequence needs one (and a duplicate READ, whose
+ * rkey is checked against that SRQ's PD again): a duplicate SEND, WRITE
+ * or atomic is answered, an early packet NAKed for its sequence, whatever
+ * SRQ they name. The SRQ must be of the target's domain, and every packet
+ * of a message must name the one its first packet named (a SEND's held
+ * WQE is of it): else a Remote Access Error NAK, the target to ERR (as on
+ * the local fabric, responder.c).
  */
 static void hca_wire_xrc_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 				const struct hca_wire_pkt *pkt)
 {
-	bool next = pkt->h.psn == qp->eng->wire->resp.epsn;
+	struct hca_wire_resp *rs = &qp->eng->wire->resp;
+	s32 d = hca_psn_diff(pkt->h.psn, rs->epsn);
+	bool srq = !d || (d < 0 && (pkt->op->flags & HCA_WF_READ));
 
-	if (!hca_rq_xrc_enter(qp, pkt->h.xrc_srqn, next)) {
+	if (!srq) {
+		hca_wire_resp_request(ctx, qp, pkt);
+		return;
+	}
+	if ((!d && rs->msg && pkt->h.xrc_srqn != rs->xrc_srqn) ||
+	    !hca_rq_xrc_enter(qp, pkt->h.xrc_srqn, !d)) {
 		hca_count(qp->eng->resp_cnt, HCA_QCNT_RX_XRC_SRQ_ERRORS, 1);
-		qp->eng->wire->resp.msg = 0;
+		rs->msg = 0;
 		hca_wire_resp_access(ctx, qp, pkt);
 		return;
 	}
+	if (!d && (pkt->op->flags & HCA_WF_FIRST))
+		rs->xrc_srqn = pkt->h.xrc_srqn;
 	hca_wire_resp_request(ctx, qp, pkt);
 	hca_rq_xrc_leave(qp);
 }
