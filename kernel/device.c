@@ -93,6 +93,8 @@ static int shca_query_device(struct ib_device *ibdev,
 			   IB_ATOMIC_HCA : IB_ATOMIC_NONE;
 	attr->max_pkeys = caps->pkey_tbl_len;
 	attr->local_ca_ack_delay = caps->local_ca_ack_delay;
+	/* On-demand paging (odp.c, mkey_odp.c). */
+	shca_odp_caps(to_shca_dev(ibdev), attr);
 	return 0;
 }
 
@@ -198,6 +200,8 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 	shca_dev_dead(sdev);
 	/* Debugfs is gone; no CQ or QP is left: the EQs and vectors go. */
 	shca_eqs_destroy(sdev);
+	/* No PAGE_FAULT event comes any more: the last faults finish. */
+	shca_odp_fini(sdev);
 	if (sdev->hca)
 		hca_destroy(sdev->hca);
 	if (sdev->ndev)
@@ -210,6 +214,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.uverbs_abi_ver = SOFTHCA_UVERBS_ABI_VERSION,
 
 	.add_gid = shca_add_gid,
+	.advise_mr = shca_advise_mr,
 	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
 	.alloc_mr = shca_alloc_mr,
 	.alloc_mw = shca_alloc_mw,
@@ -350,6 +355,9 @@ struct shca_dev *shca_dev_alloc(const char *name, struct net_device *ndev,
 	/* Driver uverbs methods (wake.c): ENGINE_WAKE. */
 	ibdev->driver_def = shca_uapi_defs;
 
+	err = shca_odp_init(sdev);
+	if (err)
+		goto err;
 	sdev->hca = hca_create(name);
 	if (IS_ERR(sdev->hca)) {
 		err = PTR_ERR(sdev->hca);

@@ -49,7 +49,8 @@
 			   BIT_ULL(SOFTHCA_EVENT_TYPE_WQ_ACCESS_ERROR) | \
 			   BIT_ULL(SOFTHCA_EVENT_TYPE_LAST_WQE_REACHED) | \
 			   BIT_ULL(SOFTHCA_EVENT_TYPE_SRQ_CATAS_ERROR) | \
-			   BIT_ULL(SOFTHCA_EVENT_TYPE_SRQ_RQ_LIMIT))
+			   BIT_ULL(SOFTHCA_EVENT_TYPE_SRQ_RQ_LIMIT) |	\
+			   BIT_ULL(SOFTHCA_EVENT_TYPE_PAGE_FAULT))
 
 /* raise -> handler / tasklet latency of single injections (debugfs) */
 struct shca_lat {
@@ -509,6 +510,10 @@ static void shca_eq_handle(struct shca_eq *eq, const struct softhca_eqe *eqe)
 		}
 		shca_dispatch_port(eqs, num, eqe->sub_type ==
 				   SOFTHCA_PORT_CHANGE_SUBTYPE_ACTIVE);
+		break;
+	case SOFTHCA_EVENT_TYPE_PAGE_FAULT:
+		/* On-demand paging: resolved in process context (odp.c). */
+		shca_odp_fault_event(eqs->sdev, eqe);
 		break;
 	case HCA_EVENT_TYPE_EQ_OVERFLOW:
 		eq->overflows++;

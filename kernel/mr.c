@@ -50,15 +50,20 @@ static int shca_mr_check(struct shca_dev *sdev, u64 start, u64 length,
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
-	/* No ODP, no zero-based MRs (ib_core rejects unknown bits). */
-	if (access & (IB_ACCESS_ON_DEMAND | IB_ZERO_BASED))
+	/* No zero-based MRs (ib_core rejects unknown bits). */
+	if (access & IB_ZERO_BASED)
 		return -EOPNOTSUPP;
-	if (access & ~(SHCA_MR_ACCESS | SHCA_MR_ACCESS_IGNORED))
+	if (access & ~(SHCA_MR_ACCESS | SHCA_MR_ACCESS_IGNORED |
+		       IB_ACCESS_ON_DEMAND))
 		return -EINVAL;
 	/* Remote write and atomic need local write (IB spec 10.6.3.1). */
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IB_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
+	/* Implicit ODP: the whole address space, at its own addresses. */
+	if ((access & IB_ACCESS_ON_DEMAND) &&
+	    shca_odp_is_implicit(start, length))
+		return virt_addr ? -EINVAL : 0;
 	if (!length || length > sdev->caps.max_mr_size)
 		return -EINVAL;
 	if (check_add_overflow(virt_addr, length - 1, &last) ||
@@ -106,6 +111,9 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	err = shca_mr_check(sdev, start, length, virt_addr, access, udata);
 	if (err)
 		return ERR_PTR(err);
+	if (access & IB_ACCESS_ON_DEMAND)
+		return shca_odp_reg_user_mr(ibpd, start, length, virt_addr,
+					    access);
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
@@ -170,7 +178,10 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	if (!(flags & (IB_MR_REREG_TRANS | IB_MR_REREG_PD |
 		       IB_MR_REREG_ACCESS)))
 		return NULL;
-	if (!(flags & IB_MR_REREG_TRANS)) {
+	if (!(flags & IB_MR_REREG_TRANS) && old->odp) {
+		shca_odp_range(old, &start, &length);
+		virt_addr = ibmr->iova;
+	} else if (!(flags & IB_MR_REREG_TRANS)) {
 		start = old->umem->address;
 		length = old->umem->length;
 		virt_addr = ibmr->iova;
@@ -188,6 +199,8 @@ int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct hca_cmd_destroy_mkey_in in = { .mkey = mr->mkey };
 	int err;
 
+	if (mr->odp)
+		shca_odp_forget(mr);
 	/*
 	 * Returns once no engine access to the pages is in flight; refuses
 	 * an MR that memory windows are bound to (IBTA 11.2.10.5).
@@ -197,6 +210,8 @@ int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	if (err == -EBUSY)
 		return err;
 	WARN_ON(err);
+	if (mr->odp)
+		shca_odp_free(mr);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->list);

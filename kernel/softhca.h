@@ -41,6 +41,11 @@ struct shca_dev {
 	struct dentry *dbg_dir;
 
 	struct shca_eqs *eqs;		/* EQs and vectors (eq.c) */
+
+	/* On-demand paging (odp.c): ODP MRs by MKey index, their faults. */
+	struct xarray odp_mrs;
+	struct rw_semaphore odp_rwsem;	/* faults (read), deregistration */
+	struct workqueue_struct *odp_wq;
 };
 
 struct shca_ucontext {
@@ -187,6 +192,7 @@ struct shca_mr {
 	/* ib_alloc_mr (umem NULL): the page list map_mr_sg builds */
 	__be64 *list;
 	u32 npages, max_pages;
+	struct shca_odp *odp;		/* an ODP MR (umem NULL): odp.c */
 };
 
 /*
@@ -331,6 +337,22 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 struct ib_pd *pd, struct ib_udata *udata);
 /* IB_ACCESS_* rights as HCA_ACCESS_* (the hints dropped). */
 u32 shca_mr_access(int access);
+
+/* odp.c: on-demand paging MRs */
+struct softhca_eqe;
+int shca_odp_init(struct shca_dev *sdev);
+void shca_odp_fini(struct shca_dev *sdev);
+void shca_odp_caps(struct shca_dev *sdev, struct ib_device_attr *attr);
+bool shca_odp_is_implicit(u64 start, u64 length);
+void shca_odp_range(struct shca_mr *mr, u64 *start, u64 *length);
+struct ib_mr *shca_odp_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				   u64 virt_addr, int access);
+void shca_odp_forget(struct shca_mr *mr);
+void shca_odp_free(struct shca_mr *mr);
+void shca_odp_fault_event(struct shca_dev *sdev, const struct softhca_eqe *eqe);
+int shca_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
+		   u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		   struct uverbs_attr_bundle *attrs);
 struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			   u32 max_num_sg);
 int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * mr.c - memory regions. The kernel pins the pages and creates the MKey;
- * the provider only keeps libibverbs' verbs_mr (lkey, rkey, handle).
+ * mr.c - memory regions. The kernel pins the pages (or, for an ODP MR,
+ * faults them in when the device needs them) and creates the MKey; the
+ * provider only keeps libibverbs' verbs_mr (lkey, rkey, handle).
  * Re-registration gives the MR new keys (the kernel makes a new MKey).
  */
 #include <errno.h>
@@ -59,4 +60,14 @@ int softhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 	return ibv_cmd_rereg_mr(vmr, (uint32_t)flags, addr, length,
 				(uintptr_t)addr, access, pd, &cmd, sizeof(cmd),
 				&resp, sizeof(resp));
+}
+
+/*
+ * ibv_advise_mr: a prefetch of ODP MRs' ranges, done by the kernel's fault
+ * path (kernel/odp.c); every check is the kernel's.
+ */
+int softhca_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		      uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	return ibv_cmd_advise_mr(pd, advice, flags, sg_list, num_sge);
 }

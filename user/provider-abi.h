@@ -466,6 +466,10 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+/* ADVISE_MR (an ioctl method): the kernel checks the list and acts on it. */
+int ibv_cmd_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		      uint32_t flags, struct ibv_sge *sg_list,
+		      uint32_t num_sge);
 /* ALLOC_MW: fills mw->context, pd, rkey, handle, type. DEALLOC_MW: the
  * provider frees mw afterwards. */
 int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,

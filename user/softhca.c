@@ -47,6 +47,7 @@ static const struct verbs_context_ops softhca_ctx_ops = {
 	.close_xrcd = softhca_close_xrcd,
 	.cq_event = softhca_cq_event,
 	.create_ah = softhca_create_ah,
+	.advise_mr = softhca_advise_mr,
 	.create_cq = softhca_create_cq,
 	.create_cq_ex = softhca_create_cq_ex,
 	.create_qp = softhca_create_qp,

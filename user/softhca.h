@@ -460,6 +460,8 @@ struct ibv_mr *softhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 int softhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		     void *addr, size_t length, int access);
 int softhca_dereg_mr(struct verbs_mr *vmr);
+int softhca_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		      uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 
 /* mw.c */
 struct ibv_mw *softhca_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);

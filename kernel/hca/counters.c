@@ -211,5 +211,6 @@ int hca_cmd_query_hca_counters(struct hca *hca, const void *inbox,
 	hca_engine_counters(hca, &out->value[HCA_HCNT_WAKEUP_CALLS],
 			     &out->value[HCA_HCNT_ENGINE_BACKOFFS]);
 	hca_wire_counters(hca, &out->value[HCA_HCNT_WIRE_FIRST]);
+	hca_odp_counters(hca, &out->value[HCA_HCNT_ODP_FIRST]);
 	return 0;
 }

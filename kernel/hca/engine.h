@@ -107,6 +107,7 @@ enum hca_wait_kind {
 	HCA_WAIT_NONE,
 	HCA_WAIT_RNR,		/* RNR NAK: retry after the responder's timer */
 	HCA_WAIT_TRANSPORT,	/* no answer: retry after the local ACK timeout */
+	HCA_WAIT_PAGE_FAULT,	/* a local page: retry at PAGE_FAULT_RESUME */
 };
 
 /* What the requester needs of its QP's attributes for every WQE. */
@@ -140,6 +141,13 @@ struct hca_engine_qp {
 	u8 retry_left;
 	s64 wait_until;		/* ktime in ns; read locklessly by the pollers */
 	struct hrtimer wait_timer;	/* puts it on the run list at wait_until */
+	/*
+	 * On-demand paging (mkey_odp.c): HCA_ODP_* bits, atomic; when the
+	 * responder's fault was raised (under resp_lock).
+	 */
+	unsigned long odp_flags;
+	s64 odp_resp_at;
+	s64 odp_stall_until;	/* a wire requester's fault, 0: none */
 	/* Copies of the QP's attributes at qp->attrs_gen (0: none yet). */
 	u32 path_gen;			/* under exec_lock */
 	struct hca_path path;
@@ -203,6 +211,7 @@ struct hca_sgl {
 	unsigned int n;
 	u64 len;			/* bytes of every element together */
 	const u8 *inl;			/* inline payload (in the WQE copy) */
+	struct hca_odp_miss miss;	/* hca_sgl_get()'s -EAGAIN: what */
 	struct hca_sge sge[HCA_ENG_SGE_MAX];
 };
 
@@ -396,8 +405,12 @@ static inline void hca_sgl_put(struct hca_sgl *sgl)
 	unsigned int i;
 
 	for (i = 0; i < sgl->n; i++) {
-		if (sgl->sge[i].mkey) {
-			hca_mkey_put(sgl->sge[i].mkey);
+		struct hca_mkey *mkey = sgl->sge[i].mkey;
+
+		if (mkey) {
+			if (unlikely(mkey->odp))
+				hca_odp_end(mkey);
+			hca_mkey_put(mkey);
 			sgl->sge[i].mkey = NULL;
 		}
 	}
@@ -407,7 +420,8 @@ static inline void hca_sgl_put(struct hca_sgl *sgl)
  * Take the MKeys of the elements covering the first @len bytes of @sgl,
  * each for [va, va + bytes used) with @access in @pdn, looked up through
  * @cache (the QP side's). On failure none is held and the error of
- * hca_mkey_get() is returned.
+ * hca_mkey_get() is returned, or -EAGAIN for a page an ODP MKey does not
+ * have yet (@sgl->miss; the caller raises the fault: hca_odp_fault()).
  */
 static inline int hca_sgl_get(struct hca *hca, u32 pdn, u32 access,
 			       struct hca_sgl *sgl, u64 len,
@@ -425,6 +439,12 @@ static inline int hca_sgl_get(struct hca *hca, u32 pdn, u32 access,
 		if (IS_ERR(mkey)) {
 			hca_sgl_put(sgl);
 			return PTR_ERR(mkey);
+		}
+		if (unlikely(mkey->odp) &&
+		    hca_odp_begin(mkey, sge->va, n, access, &sgl->miss)) {
+			hca_mkey_put(mkey);
+			hca_sgl_put(sgl);
+			return -EAGAIN;
 		}
 		sge->mkey = mkey;
 		len -= n;
@@ -456,6 +476,53 @@ static inline int hca_sgl_get_remote(struct hca_qp *qp, u32 access,
 		return -EACCES;
 	}
 	return err;
+}
+
+/*
+ * mkey_odp.c: the fault behind hca_sgl_get()'s -EAGAIN. hca_odp_fault():
+ * -EAGAIN (raised, or still pending) or -EFAULT (the driver could not map
+ * what the last fault asked for). hca_odp_req_wait(): the same for the
+ * requester's WQE at sq_ci, which then waits (HCA_WAIT_PAGE_FAULT) until
+ * PAGE_FAULT_RESUME sets HCA_ODP_REQ_RESUMED.
+ */
+enum {
+	HCA_ODP_REQ_RESUMED,
+	HCA_ODP_REQ_ERR,
+	HCA_ODP_RESP_PENDING,
+	HCA_ODP_RESP_ERR,
+};
+
+int hca_odp_fault(struct hca_qp *qp, bool responder,
+		  const struct hca_odp_miss *miss);
+int hca_odp_req_wait(struct hca_qp *qp, const struct hca_odp_miss *miss);
+/*
+ * A wire requester, whose wait timer keeps its ACK timeout, stalls instead:
+ * it sends nothing (hca_odp_stalled()) until PAGE_FAULT_RESUME or the
+ * fault's refault time; hca_odp_unstall() once its pages are there.
+ */
+int hca_odp_req_stall(struct hca_qp *qp, const struct hca_odp_miss *miss);
+
+static inline bool hca_odp_stalled(const struct hca_engine_qp *e)
+{
+	s64 until = READ_ONCE(e->odp_stall_until);
+
+	return unlikely(until) &&
+	       !test_bit(HCA_ODP_REQ_RESUMED, &e->odp_flags) &&
+	       ktime_get_ns() < until;
+}
+
+static inline void hca_odp_unstall(struct hca_engine_qp *e)
+{
+	if (unlikely(e->odp_stall_until))
+		WRITE_ONCE(e->odp_stall_until, 0);
+}
+
+/* Is the requester's wait over (its deadline passed, or its fault resumed)? */
+static inline bool hca_wait_over(const struct hca_engine_qp *e, s64 now)
+{
+	return now >= READ_ONCE(e->wait_until) ||
+	       (e->wait_kind == HCA_WAIT_PAGE_FAULT &&
+		test_bit(HCA_ODP_REQ_RESUMED, &e->odp_flags));
 }
 
 /* responder.c */

@@ -49,7 +49,8 @@ static bool hca_qp_has_work(struct hca_qp *qp)
 			return hca_wire_has_work(qp);
 		until = READ_ONCE(e->wait_until);
 		if (until)
-			return ktime_get_ns() >= until;
+			return ktime_get_ns() >= until ||
+			       test_bit(HCA_ODP_REQ_RESUMED, &e->odp_flags);
 		/* SQD: a WQE not started yet is not started. */
 		return state == HCA_QPS_RTS;
 	case HCA_QPS_SQE:

@@ -88,7 +88,8 @@ static const struct hca_caps hca_caps_rev1 = {
 	.max_mr_size		= 1ULL << 40,
 	.page_size_cap		= SZ_4K,
 	.flags			= HCA_CAP_RC | HCA_CAP_RNR_NAK_GEN |
-				  HCA_CAP_ATOMIC | HCA_CAP_UD | HCA_CAP_XRC,
+				  HCA_CAP_ATOMIC | HCA_CAP_UD | HCA_CAP_XRC |
+				  HCA_CAP_ODP,
 };
 
 u64 hca_read_clock(struct hca *hca)
@@ -327,6 +328,12 @@ static const struct hca_cmd hca_cmds[] = {
 		sizeof(struct hca_cmd_create_mkey_out)),
 	HCA_CMD(DESTROY_MKEY, hca_cmd_destroy_mkey,
 		sizeof(struct hca_cmd_destroy_mkey_in), 0),
+	HCA_CMD(ODP_MAP, hca_cmd_odp_map,
+		sizeof(struct hca_cmd_odp_map_in), 0),
+	HCA_CMD(ODP_UNMAP, hca_cmd_odp_unmap,
+		sizeof(struct hca_cmd_odp_unmap_in), 0),
+	HCA_CMD(PAGE_FAULT_RESUME, hca_cmd_page_fault_resume,
+		sizeof(struct hca_cmd_page_fault_resume_in), 0),
 	HCA_CMD(CREATE_CQ, hca_cmd_create_cq,
 		sizeof(struct hca_cmd_create_cq_in),
 		sizeof(struct hca_cmd_create_cq_out)),

@@ -66,6 +66,7 @@ enum hca_cmd_op {
 #define HCA_CAP_ATOMIC		BIT_ULL(2)	/* CMP_SWP, FETCH_ADD (HCA-atomic) */
 #define HCA_CAP_UD		BIT_ULL(3)	/* UD transport, address vectors, multicast */
 #define HCA_CAP_XRC		BIT_ULL(4)	/* XRC domains, XRC SRQs, XRC QPs */
+#define HCA_CAP_ODP		BIT_ULL(5)	/* on-demand paging MKeys */
 
 /* QUERY_CAPS output: every limit of the HCA. No input. */
 struct hca_caps {
@@ -181,6 +182,7 @@ struct hca_cmd_free_uar_in {
 #define HCA_MKEY_FAST_REG		BIT(31)	/* CREATE_MKEY only */
 #define HCA_MKEY_MW_TYPE1		BIT(30)	/* CREATE_MKEY only */
 #define HCA_MKEY_MW_TYPE2		BIT(29)	/* CREATE_MKEY only */
+#define HCA_MKEY_ODP			BIT(28)	/* CREATE_MKEY only, with rights */
 static_assert(HCA_ACCESS_LOCAL_WRITE == SOFTHCA_ACCESS_LOCAL_WRITE);
 static_assert(HCA_ACCESS_REMOTE_WRITE == SOFTHCA_ACCESS_REMOTE_WRITE);
 static_assert(HCA_ACCESS_REMOTE_READ == SOFTHCA_ACCESS_REMOTE_READ);
@@ -209,7 +211,13 @@ struct hca_cmd_create_mkey_in {
 	 * @pages of @npages entries (the most a REG_MR may fill); iova,
 	 * length, offset and page_shift are 0. Or HCA_MKEY_MW_TYPE1/2: a
 	 * memory window of @pdn, FREE until a BIND_MW WQE binds it; every
-	 * other field 0.
+	 * other field 0. Or rights | HCA_MKEY_ODP: an on-demand paging MKey
+	 * over [iova, iova + length) whose MTT (@pages NULL, @npages 0) starts
+	 * empty: the engine raises a PAGE_FAULT event for a page it needs
+	 * and does not find, the driver fills entries with ODP_MAP and
+	 * resumes the QP (PAGE_FAULT_RESUME), and clears them with ODP_UNMAP
+	 * (mkey_odp.c). Its length is not bounded by max_mr_size: iova 0 and
+	 * the length of the user address space make an implicit ODP MKey.
 	 */
 	u32 access;
 	u64 iova;			/* first byte the key covers */
@@ -226,6 +234,58 @@ struct hca_cmd_create_mkey_out {
 
 struct hca_cmd_destroy_mkey_in {
 	u32 mkey;
+};
+
+/*
+ * On-demand paging (mkey_odp.c). MTT entry k of an ODP MKey maps the page
+ * of iova (iova - offset) + k * PAGE_SIZE. These two stand for mlx5's UMR
+ * WQEs that update an MTT.
+ *
+ * ODP_MAP: entries @first.. of @mkey from @mtt[0, @n): a struct page
+ * pointer, | HCA_ODP_MTT_WRITE when the engine may write the page, or 0 to
+ * leave the entry as it is. At most HCA_ODP_MAP_MAX entries, inside the
+ * MKey. The driver keeps each page until it unmaps it. Allocates without
+ * reclaim (the driver calls it under the lock its MMU notifier takes):
+ * -ENOMEM, and the entries stored so far stay.
+ *
+ * ODP_UNMAP: entries @first.. (@n of them, clipped to the MKey) are
+ * cleared. Returns once no engine access that may use them is in flight;
+ * allocates nothing (an MMU notifier calls it, maybe from reclaim).
+ */
+#define HCA_CMD_ODP_MAP			0x20a
+#define HCA_CMD_ODP_UNMAP		0x20b
+#define HCA_ODP_MAP_MAX			512
+#define HCA_ODP_MTT_WRITE		1UL
+
+struct hca_cmd_odp_map_in {
+	u32 mkey;
+	u32 n;
+	u64 first;
+	const unsigned long *mtt;
+};
+
+struct hca_cmd_odp_unmap_in {
+	u32 mkey;
+	u32 rsvd;
+	u64 first;
+	u64 n;
+};
+
+/*
+ * PAGE_FAULT_RESUME (mlx5's number): the fault @qpn's requester
+ * (@responder 0) or responder raised is handled. A requester retries its
+ * WQE now; a responder takes the request when it comes again (it answered
+ * RNR). @error: the pages could not be mapped, so the next access that
+ * misses fails (a local protection error at a requester, a remote access
+ * error at a responder).
+ */
+#define HCA_CMD_PAGE_FAULT_RESUME	0x204
+
+struct hca_cmd_page_fault_resume_in {
+	u32 qpn;
+	u8 responder;
+	u8 error;
+	u16 rsvd;
 };
 
 struct hca_cmd_query_mkey_in {
@@ -619,6 +679,12 @@ enum hca_hca_counter {
 	HCA_HCNT_WIRE_RX_ICRC_DROPS,
 	HCA_HCNT_WIRE_RX_UNKNOWN_QPN,	/* no QP of that number takes it */
 	HCA_HCNT_WIRE_RX_QUEUE_FULL,	/* the receive queue was full */
+	/* On-demand paging (mkey_odp.c). */
+	HCA_HCNT_ODP_FAULTS_REQ,	/* PAGE_FAULT events of requesters */
+	HCA_HCNT_ODP_FIRST = HCA_HCNT_ODP_FAULTS_REQ,
+	HCA_HCNT_ODP_FAULTS_RESP,	/* ... of responders */
+	HCA_HCNT_ODP_PAGES_MAPPED,	/* MTT entries ODP_MAP filled */
+	HCA_HCNT_ODP_PAGES_INVALIDATED,	/* present entries ODP_UNMAP cleared */
 	HCA_HCNT_NUM
 };
 

@@ -76,9 +76,29 @@ static bool hca_mkey_mw_in_valid(struct hca *hca,
 	       !in->iova && !in->length && !in->offset && !in->page_shift;
 }
 
+/*
+ * An ODP MKey: rights, a page offset and a range, no MTT yet. Its length
+ * may reach the top of the address space (an implicit ODP MKey).
+ */
+static bool hca_mkey_odp_in_valid(struct hca *hca,
+				  const struct hca_cmd_create_mkey_in *in)
+{
+	u32 access = in->access & ~HCA_MKEY_ODP;
+	u64 last;
+
+	return hca_pd_valid(hca, in->pdn) && !(access & ~HCA_ACCESS_ALL) &&
+	       !(access & HCA_ACCESS_MW_BIND) &&
+	       (hca->caps->flags & HCA_CAP_ODP) && in->page_shift == PAGE_SHIFT &&
+	       !in->pages && !in->npages && in->length &&
+	       !check_add_overflow(in->iova, in->length - 1, &last) &&
+	       in->offset == (in->iova & ~PAGE_MASK);
+}
+
 static bool hca_mkey_kind_valid(struct hca *hca,
 				const struct hca_cmd_create_mkey_in *in)
 {
+	if (in->access & HCA_MKEY_ODP)
+		return hca_mkey_odp_in_valid(hca, in);
 	if (in->access == HCA_MKEY_FAST_REG)
 		return hca_mkey_fast_in_valid(hca, in);
 	if (in->access == HCA_MKEY_MW_TYPE1 || in->access == HCA_MKEY_MW_TYPE2)
@@ -112,7 +132,11 @@ static struct hca_mkey *hca_mkey_new(struct hca *hca,
 		mkey->page_shift = PAGE_SHIFT;
 		return mkey;
 	}
-	mkey->access = in->access | HCA_ACCESS_LOCAL_READ;
+	if (in->access & HCA_MKEY_ODP) {
+		mkey->odp = true;
+		xa_init(&mkey->odp_mtt);
+	}
+	mkey->access = (in->access & ~HCA_MKEY_ODP) | HCA_ACCESS_LOCAL_READ;
 	mkey->iova = in->iova;
 	mkey->length = in->length;
 	mkey->offset = in->offset;
@@ -198,6 +222,8 @@ int hca_cmd_destroy_mkey(struct hca *hca, const void *inbox, void *outbox)
 		wait_for_completion(&mkey->free);
 	if (mkey->mw_type)
 		hca_mw_release(hca, mkey);
+	if (mkey->odp)
+		xa_destroy(&mkey->odp_mtt);
 	kfree_rcu(mkey, rcu);
 	return 0;
 }

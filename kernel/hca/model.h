@@ -104,6 +104,8 @@ struct hca {
 	/* eng: HCA-wide counts (one per CQ's life: no hot path) */
 	atomic64_t cq_overruns;
 	atomic64_t rx_no_qp_drops;	/* datagrams no QP here took */
+	/* HCA_HCNT_ODP_*, from HCA_HCNT_ODP_FIRST on (page faults: rare) */
+	atomic64_t odp_cnt[HCA_HCNT_NUM - HCA_HCNT_ODP_FIRST];
 	/* cmd: multicast attachments of this HCA's QPs (fabric.c's lock) */
 	u32 mcast_groups;		/* groups with a QP of this HCA */
 	u32 mcast_attached;		/* attachments of its QPs */
@@ -258,6 +260,17 @@ struct hca_mkey {
 	u32 mw_qpn;
 	struct hca_mkey *parent;
 	atomic_t mw_bound;
+	/*
+	 * On-demand paging (mkey_odp.c): @pages is NULL and the MTT is
+	 * @odp_mtt, entry k a page pointer | HCA_ODP_MTT_WRITE, absent until
+	 * ODP_MAP. The engine counts its accesses in @odp_active from the
+	 * check that found every page it needs until it lets them go;
+	 * ODP_UNMAP raises @odp_unmapping, waits for them, then clears.
+	 */
+	bool odp;
+	atomic_t odp_active;
+	atomic_t odp_unmapping;
+	struct xarray odp_mtt;
 	refcount_t users;		/* lookups in flight + 1 */
 	struct completion free;		/* users reached 0 */
 	struct rcu_head rcu;
@@ -281,11 +294,18 @@ enum hca_mkey_state {
  * and @va's offset in them is offset + va - iova; the reserved lkey has no
  * pages: @va is a kernel virtual address in the direct map.
  */
+struct page *hca_odp_page(struct hca_mkey *mkey, u64 off);
+
 static inline struct page *hca_mkey_page(struct hca_mkey *mkey, u64 va,
 					  size_t *pgoff)
 {
 	u64 off;
 
+	if (unlikely(mkey->odp)) {
+		off = va - mkey->iova + mkey->offset;
+		*pgoff = off & ~PAGE_MASK;
+		return hca_odp_page(mkey, off);
+	}
 	if (!mkey->pages) {
 		*pgoff = offset_in_page(va);
 		return virt_to_page((void *)(uintptr_t)va);
@@ -409,6 +429,25 @@ hca_mkey_get_cached(struct hca *hca, struct hca_mkey_cache *c, u32 key,
 	}
 	return mkey;
 }
+
+/*
+ * On-demand paging (mkey_odp.c). An access to an ODP MKey begins with a
+ * check that every page of [va, va + len) is present (and writable for
+ * @access with a write right): 0 and the access counted in, until
+ * hca_odp_end(); or -EAGAIN and @miss says what to fault in. A miss is
+ * the range from the first page that is not there to the end of the
+ * access.
+ */
+struct hca_odp_miss {
+	u32 key;
+	u32 len;
+	u64 va;
+	bool write;
+};
+
+int hca_odp_begin(struct hca_mkey *mkey, u64 va, u64 len, u32 access,
+		  struct hca_odp_miss *miss);
+void hca_odp_end(struct hca_mkey *mkey);
 
 /* Copy a kernel buffer into MKey-described memory (an atomic's result);
  * bounds checked by hca_mkey_get() before. May not sleep.
@@ -692,6 +731,12 @@ bool hca_pd_valid(struct hca *hca, u32 pdn);
  */
 int hca_cmd_create_mkey(struct hca *hca, const void *inbox, void *outbox);
 int hca_cmd_destroy_mkey(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_odp_map(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_odp_unmap(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_page_fault_resume(struct hca *hca, const void *inbox,
+			      void *outbox);
+/* HCA_HCNT_ODP_* into @value[0..] (mkey_odp.c). */
+void hca_odp_counters(struct hca *hca, u64 *value);
 int hca_cmd_create_cq(struct hca *hca, const void *inbox, void *outbox);
 int hca_cmd_destroy_cq(struct hca *hca, const void *inbox, void *outbox);
 int hca_cmd_create_qp(struct hca *hca, const void *inbox, void *outbox);

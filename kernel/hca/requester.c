@@ -282,6 +282,7 @@ void hca_wait_set(struct hca_qp *qp, enum hca_wait_kind kind, u64 delay_ns)
 	struct hca_engine_qp *e = qp->eng;
 
 	e->wait_kind = kind;
+	clear_bit(HCA_ODP_REQ_RESUMED, &e->odp_flags);
 	/* Never 0: 0 means "not waiting" to the lockless readers. */
 	WRITE_ONCE(e->wait_until, (ktime_get_ns() + delay_ns) | 1);
 	WRITE_ONCE(qp->sq_draining, true);
@@ -469,7 +470,7 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	/* A peer off this host: the wire's requester (wire_req.c). */
 	if (unlikely(e->wire))
 		return hca_wire_req_step(ctx, qp, posted, now);
-	if (e->wait_kind != HCA_WAIT_NONE && now < e->wait_until)
+	if (e->wait_kind != HCA_WAIT_NONE && !hca_wait_over(e, now))
 		return HCA_STEP_WAIT;
 
 	err = hca_wqe_fetch(ctx, qp, posted);
@@ -512,6 +513,10 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	fetches = hca_op_fetches(w->op);
 	err = hca_sgl_get(qp->hca, qp->pdn, w->op->local_access, &w->local,
 			   w->local.len, &e->lkeys);
+	if (unlikely(err == -EAGAIN))
+		err = hca_odp_req_wait(qp, &w->local.miss);
+	if (err == -EAGAIN)
+		return HCA_STEP_WAIT;
 	if (err) {
 		hca_sq_fail(qp, w, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
 		return HCA_STEP_DONE;
@@ -520,7 +525,8 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	/* The request goes out: its first try, or a retry. */
 	hca_count(e->req_cnt, HCA_QCNT_TX_REQUESTS, 1);
 	hca_count(e->req_cnt, HCA_QCNT_TX_BYTES, fetches ? 0 : w->local.len);
-	if (e->wait_kind != HCA_WAIT_NONE)
+	if (e->wait_kind != HCA_WAIT_NONE &&
+	    e->wait_kind != HCA_WAIT_PAGE_FAULT)
 		hca_count(e->req_cnt, HCA_QCNT_TX_RETRIES, 1);
 	ans.kind = HCA_ANS_NONE;
 	resp = hca_fabric_route(&e->route, p->dgid, p->dest_qpn);

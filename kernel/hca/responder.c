@@ -187,6 +187,23 @@ static void hca_resp_unlock(struct hca_qp *resp)
 	mutex_unlock(&resp->eng->resp_lock);
 }
 
+/*
+ * @err of taking the responder's memory was a page it does not have yet
+ * (an ODP MKey): the fault is raised and the request answered RNR, to come
+ * again once the driver mapped the pages (UC, which has no RNR, loses the
+ * message). False for any other error, or a fault the driver could not
+ * resolve: the caller answers it as an access error.
+ */
+static bool hca_resp_faulted(struct hca_qp *resp, const struct hca_sgl *sgl,
+			     int err, struct hca_answer *ans)
+{
+	if (likely(err != -EAGAIN) ||
+	    hca_odp_fault(resp, true, &sgl->miss) != -EAGAIN)
+		return false;
+	ans->kind = HCA_ANS_RNR;
+	return true;
+}
+
 /* Write a CQE of the responder's receive queue and consume the RQ WQE. */
 static inline void hca_resp_cqe_write(struct hca_exec_ctx *ctx,
 				       struct hca_qp *resp,
@@ -274,6 +291,7 @@ static void hca_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *req,
 {
 	struct hca_wqe *w = &ctx->wqe;
 	u64 len = w->local.len;
+	int err;
 
 	if (hca_rq_is_empty(resp)) {
 		ans->kind = HCA_ANS_RNR;
@@ -294,8 +312,11 @@ static void hca_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *req,
 			      SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 		return;
 	}
-	if (hca_sgl_get(resp->hca, hca_rq_pdn(resp), HCA_ACCESS_LOCAL_WRITE,
-			 &ctx->remote, len, &resp->eng->keys)) {
+	err = hca_sgl_get(resp->hca, hca_rq_pdn(resp), HCA_ACCESS_LOCAL_WRITE,
+			  &ctx->remote, len, &resp->eng->keys);
+	if (hca_resp_faulted(resp, &ctx->remote, err, ans))
+		return;
+	if (err) {
 		hca_resp_cqe_err(ctx, resp, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
 		hca_resp_nak(ctx, resp, ans, SOFTHCA_CQE_SYNDROME_REMOTE_OP_ERR);
 		return;
@@ -363,8 +384,12 @@ static void hca_resp_write(struct hca_exec_ctx *ctx, struct hca_qp *req,
 	struct hca_wqe *w = &ctx->wqe;
 	bool recv = w->op->flags & SOFTHCA_OPF_RECV;
 	u64 len = w->local.len;
+	int err;
 
-	if (hca_resp_remote(ctx, resp, qp_access, len)) {
+	err = hca_resp_remote(ctx, resp, qp_access, len);
+	if (hca_resp_faulted(resp, &ctx->remote, err, ans))
+		return;
+	if (err) {
 		hca_resp_nak_rdma(ctx, resp, ans,
 				   SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return;
@@ -396,8 +421,12 @@ static void hca_resp_read(struct hca_exec_ctx *ctx,
 {
 	struct hca_wqe *w = &ctx->wqe;
 	u64 len = w->local.len;
+	int err;
 
-	if (hca_resp_remote(ctx, resp, qp_access, len)) {
+	err = hca_resp_remote(ctx, resp, qp_access, len);
+	if (hca_resp_faulted(resp, &ctx->remote, err, ans))
+		return;
+	if (err) {
 		hca_resp_nak_rdma(ctx, resp, ans,
 				   SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return;
@@ -414,6 +443,7 @@ static void hca_resp_atomic(struct hca_exec_ctx *ctx,
 	struct hca_wqe *w = &ctx->wqe;
 	struct hca_mkey *mkey;
 	u64 orig;
+	int err;
 
 	if (!(qp_access & w->op->remote_access)) {
 		hca_resp_nak_rdma(ctx, resp, ans,
@@ -425,8 +455,11 @@ static void hca_resp_atomic(struct hca_exec_ctx *ctx,
 				   SOFTHCA_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 		return;
 	}
-	if (hca_resp_rkey(ctx, resp, w->op->remote_access,
-			   SOFTHCA_ATOMIC_SIZE)) {
+	err = hca_resp_rkey(ctx, resp, w->op->remote_access,
+			    SOFTHCA_ATOMIC_SIZE);
+	if (hca_resp_faulted(resp, &ctx->remote, err, ans))
+		return;
+	if (err) {
 		hca_resp_nak_rdma(ctx, resp, ans,
 				   SOFTHCA_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 		return;

@@ -119,8 +119,13 @@ enum hca_step hca_ud_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			    SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 		return HCA_STEP_DONE;
 	}
-	if (hca_sgl_get(qp->hca, qp->pdn, w->op->local_access, &w->local,
-			w->local.len, &e->lkeys)) {
+	err = hca_sgl_get(qp->hca, qp->pdn, w->op->local_access, &w->local,
+			  w->local.len, &e->lkeys);
+	if (unlikely(err == -EAGAIN))
+		err = hca_odp_req_wait(qp, &w->local.miss);
+	if (err == -EAGAIN)
+		return HCA_STEP_WAIT;
+	if (err) {
 		hca_sq_fail(qp, w, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
 		return HCA_STEP_DONE;
 	}
@@ -242,6 +247,7 @@ static void hca_ud_take(struct hca_exec_ctx *ctx,
 	struct hca_sgl *dst = &ctx->remote;
 	u64 need = SOFTHCA_GRH_SIZE + (u64)dg->len;
 	u8 grh[SOFTHCA_GRH_SIZE];
+	int err;
 
 	if (!hca_qp_state_receives(READ_ONCE(qp->state))) {
 		atomic64_inc(&qp->hca->rx_no_qp_drops);
@@ -264,8 +270,14 @@ static void hca_ud_take(struct hca_exec_ctx *ctx,
 		hca_count(e->resp_cnt, HCA_QCNT_RX_LEN_DROPS, 1);
 		return;
 	}
-	if (hca_sgl_get(qp->hca, hca_rq_pdn(qp), HCA_ACCESS_LOCAL_WRITE, dst,
-			need, &e->keys)) {
+	err = hca_sgl_get(qp->hca, hca_rq_pdn(qp), HCA_ACCESS_LOCAL_WRITE, dst,
+			  need, &e->keys);
+	/* A page fault: the datagram is lost, the next one finds the pages. */
+	if (err == -EAGAIN && hca_odp_fault(qp, true, &dst->miss) == -EAGAIN) {
+		hca_count(e->resp_cnt, HCA_QCNT_OUT_OF_BUFFER, 1);
+		return;
+	}
+	if (err) {
 		hca_ud_rq_fail(ctx, qp, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
 		return;
 	}

@@ -234,21 +234,28 @@ static void hca_wire_comp_aeth(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	}
 }
 
-/* The READ or atomic at the head, its WQE fetched again, its list held. */
+/*
+ * The READ or atomic at the head, its WQE fetched again, its list held;
+ * NULL if it cannot be, ERR_PTR(-EAGAIN) while a page fault is resolved.
+ */
 static struct hca_wqe *hca_wire_comp_local(struct hca_exec_ctx *ctx,
 					   struct hca_qp *qp, u16 posted,
 					   const struct hca_wire_flight *f)
 {
 	struct hca_wqe *w = &ctx->wqe;
+	int err;
 
 	if (hca_wqe_fetch_at(ctx, qp, f->idx, posted) ||
 	    hca_wqe_parse_rc(qp, w, ctx->wqe_buf) || w->opcode != f->opcode ||
 	    w->local.len != f->len)
 		return NULL;
-	if (hca_sgl_get(qp->hca, qp->pdn, w->op->local_access, &w->local,
-			w->local.len, &qp->eng->lkeys))
-		return NULL;
-	return w;
+	err = hca_sgl_get(qp->hca, qp->pdn, w->op->local_access, &w->local,
+			  w->local.len, &qp->eng->lkeys);
+	/* A page fault: the response is dropped, the timer asks again. */
+	if (err == -EAGAIN &&
+	    hca_odp_fault(qp, false, &w->local.miss) == -EAGAIN)
+		return ERR_PTR(-EAGAIN);
+	return err ? NULL : w;
 }
 
 /* Is READ response @opcode the right one for packet @k of @n? */
@@ -286,6 +293,8 @@ static void hca_wire_comp_read(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 							  f->npkts))
 		return;
 	w = hca_wire_comp_local(ctx, qp, posted, f);
+	if (IS_ERR(w))
+		return;
 	if (!w) {
 		hca_wire_comp_fail(ctx, qp, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
 		return;
@@ -315,6 +324,8 @@ static void hca_wire_comp_atomic(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	    f->opcode == SOFTHCA_OPCODE_RDMA_READ)
 		return;
 	w = hca_wire_comp_local(ctx, qp, posted, f);
+	if (IS_ERR(w))
+		return;
 	if (!w) {
 		hca_wire_comp_fail(ctx, qp, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
 		return;

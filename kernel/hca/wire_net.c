@@ -83,7 +83,7 @@ struct hca_wire_port {
 };
 
 struct hca_wire_stats {
-	u64 v[HCA_HCNT_NUM - HCA_HCNT_WIRE_FIRST];
+	u64 v[HCA_HCNT_ODP_FIRST - HCA_HCNT_WIRE_FIRST];
 };
 
 /* Binds, unbinds and namespace exits, one at a time. */
@@ -113,7 +113,7 @@ void hca_wire_counters(struct hca *hca, u64 *value)
 	unsigned int i;
 	int cpu;
 
-	for (i = 0; i < HCA_HCNT_NUM - HCA_HCNT_WIRE_FIRST; i++) {
+	for (i = 0; i < HCA_HCNT_ODP_FIRST - HCA_HCNT_WIRE_FIRST; i++) {
 		value[i] = 0;
 		for_each_possible_cpu(cpu)
 			value[i] += per_cpu_ptr(hca->wire_stats, cpu)->v[i];

@@ -122,7 +122,7 @@ static inline bool hca_wire_has_work(struct hca_qp *qp)
 		return true;
 	/* New WQEs, or a flight the window stopped half-way (cur < nfl). */
 	return READ_ONCE(e->wait_kind) != HCA_WAIT_RNR &&
-	       READ_ONCE(qp->state) == HCA_QPS_RTS &&
+	       !hca_odp_stalled(e) && READ_ONCE(qp->state) == HCA_QPS_RTS &&
 	       (hca_sq_posted(qp) != READ_ONCE(r->sq_sent) ||
 		READ_ONCE(r->cur) != READ_ONCE(r->nfl));
 }

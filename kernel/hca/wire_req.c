@@ -280,6 +280,8 @@ static bool hca_wire_req_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	struct hca_wire_flight *f;
 	int err;
 
+	if (hca_odp_stalled(qp->eng))
+		return false;
 	while (!hca_wire_window_full(r)) {
 		f = hca_wire_flight_open(r);
 		/* SQD: what was started is sent again, nothing new starts. */
@@ -309,9 +311,14 @@ static bool hca_wire_req_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		}
 		err = hca_sgl_get(qp->hca, qp->pdn, w->op->local_access,
 				  &w->local, w->local.len, &qp->eng->lkeys);
+		if (unlikely(err == -EAGAIN))
+			err = hca_odp_req_stall(qp, &w->local.miss);
+		if (err == -EAGAIN)
+			break;
 		if (err)
 			return hca_wire_req_bad(qp, r, w,
 				SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
+		hca_odp_unstall(qp->eng);
 		if (!f)
 			f = hca_wire_flight_new(qp, wq, w, p);
 		if (!f) {
@@ -427,18 +434,30 @@ static enum hca_step hca_wire_uc_step(struct hca_exec_ctx *ctx,
 	if (READ_ONCE(qp->state) != HCA_QPS_RTS &&
 	    READ_ONCE(qp->state) != HCA_QPS_SQD)
 		return HCA_STEP_DONE;
+	if (hca_odp_stalled(e))
+		return HCA_STEP_STOP;
 	err = hca_wqe_fetch_at(ctx, qp, qp->sq_ci, posted);
 	if (!err)
 		err = hca_wqe_parse_rc(qp, w, ctx->wqe_buf);
+	if (!err && hca_wire_req_ops[w->opcode].kind == HCA_WREQ_SEGMENTED) {
+		err = hca_sgl_get(qp->hca, qp->pdn, w->op->local_access,
+				  &w->local, w->local.len, &e->lkeys);
+		if (unlikely(err == -EAGAIN))
+			err = hca_odp_req_stall(qp, &w->local.miss);
+		if (err == -EAGAIN)
+			return HCA_STEP_STOP;
+		hca_odp_unstall(e);
+		if (err) {
+			hca_sq_fail(qp, w, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
+			goto sent;
+		}
+	}
 	if (err) {
 		hca_sq_fail(qp, w, err == -EMSGSIZE ?
 			    SOFTHCA_CQE_SYNDROME_LOCAL_LENGTH_ERR :
 			    SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	} else if (hca_wire_req_ops[w->opcode].kind != HCA_WREQ_SEGMENTED) {
 		hca_sq_local(ctx, qp, w);
-	} else if (hca_sgl_get(qp->hca, qp->pdn, w->op->local_access,
-			       &w->local, w->local.len, &e->lkeys)) {
-		hca_sq_fail(qp, w, SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR);
 	} else {
 		f.opcode = w->opcode;
 		f.psn = wq->req.next_psn;
@@ -455,6 +474,7 @@ static enum hca_step hca_wire_uc_step(struct hca_exec_ctx *ctx,
 		hca_count(e->req_cnt, HCA_QCNT_TX_BYTES, f.len);
 		hca_sq_complete(qp, w);
 	}
+sent:
 	/*
 	 * Everything up to sq_ci is sent: hca_wire_has_work() compares the
 	 * producer counter with sq_sent, which would else stay at its RTS

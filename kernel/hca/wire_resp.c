@@ -181,6 +181,32 @@ static void hca_wire_resp_rwqe_err(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 
 /* ---- memory --------------------------------------------------------------- */
 
+/*
+ * @err of taking the memory a packet lands in or is read from (@sgl) was
+ * a page an ODP MKey does not have yet: the fault is raised and the packet
+ * answered as a ConnectX does, with an RNR NAK for a SEND or WRITE (@nak),
+ * with nothing for a READ or atomic (the requester's timer sends it
+ * again); UC loses the message. False for any other error, or a fault the
+ * driver could not resolve: the caller refuses the packet.
+ */
+static bool hca_wire_resp_faulted(struct hca_qp *qp,
+				  const struct hca_wire_pkt *pkt,
+				  const struct hca_sgl *sgl, int err, bool nak)
+{
+	if (likely(err != -EAGAIN) ||
+	    hca_odp_fault(qp, true, &sgl->miss) != -EAGAIN)
+		return false;
+	if (qp->type->unreliable) {
+		hca_wire_uc_drop(qp, pkt, HCA_QCNT_RX_ACCESS_DROPS);
+	} else if (nak) {
+		hca_count(qp->eng->resp_cnt, HCA_QCNT_RNR_NAKS_SENT, 1);
+		hca_wire_send_ack(qp, HCA_AETH_RNR_NAK |
+				  hca_resp_attrs_get(qp)->min_rnr_timer,
+				  pkt->h.psn);
+	}
+	return true;
+}
+
 /* ctx->remote = [va, va + len) of @rkey with @access, acquired. */
 static int hca_wire_resp_region(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 				u32 rkey, u64 va, u32 len, u32 access)
@@ -279,6 +305,7 @@ static void hca_wire_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	struct hca_wire_qp *wq = qp->eng->wire;
 	struct hca_wire_resp *rs = &wq->resp;
 	u64 end;
+	int err;
 
 	if (!hca_wire_paylen_ok(wq, pkt)) {
 		hca_wire_resp_invalid(ctx, qp, pkt);
@@ -309,8 +336,11 @@ static void hca_wire_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 				       HCA_NAK_INVALID_REQUEST);
 		return;
 	}
-	if (hca_sgl_get(qp->hca, hca_rq_pdn(qp), HCA_ACCESS_LOCAL_WRITE,
-			&ctx->remote, end, &qp->eng->keys)) {
+	err = hca_sgl_get(qp->hca, hca_rq_pdn(qp), HCA_ACCESS_LOCAL_WRITE,
+			  &ctx->remote, end, &qp->eng->keys);
+	if (hca_wire_resp_faulted(qp, pkt, &ctx->remote, err, true))
+		return;
+	if (err) {
 		hca_wire_resp_rwqe_err(ctx, qp, pkt,
 				       SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR,
 				       HCA_NAK_REMOTE_OP_ERR);
@@ -348,13 +378,17 @@ static bool hca_wire_resp_write_begin(struct hca_exec_ctx *ctx,
 				      const struct hca_wire_pkt *pkt)
 {
 	struct hca_wire_resp *rs = &qp->eng->wire->resp;
+	int err;
 
 	if (pkt->h.reth.len > qp->hca->caps->max_msg_sz) {
 		hca_wire_resp_invalid(ctx, qp, pkt);
 		return false;
 	}
-	if (hca_wire_resp_region(ctx, qp, pkt->h.reth.rkey, pkt->h.reth.va,
-				 pkt->h.reth.len, HCA_ACCESS_REMOTE_WRITE)) {
+	err = hca_wire_resp_region(ctx, qp, pkt->h.reth.rkey, pkt->h.reth.va,
+				   pkt->h.reth.len, HCA_ACCESS_REMOTE_WRITE);
+	if (hca_wire_resp_faulted(qp, pkt, &ctx->remote, err, true))
+		return false;
+	if (err) {
 		hca_wire_resp_access(ctx, qp, pkt);
 		return false;
 	}
@@ -376,6 +410,7 @@ static void hca_wire_resp_write(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	bool last = pkt->op->flags & HCA_WF_LAST;
 	bool imm = pkt->op->hdrs & HCA_WH_IMM;
 	u64 end;
+	int err;
 
 	if (!hca_wire_paylen_ok(wq, pkt)) {
 		hca_wire_resp_invalid(ctx, qp, pkt);
@@ -402,9 +437,12 @@ static void hca_wire_resp_write(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		return;
 	}
 	if (pkt->paylen) {
-		if (hca_wire_resp_region(ctx, qp, rs->wr_rkey,
-					 rs->wr_va + rs->msg_off, pkt->paylen,
-					 HCA_ACCESS_REMOTE_WRITE)) {
+		err = hca_wire_resp_region(ctx, qp, rs->wr_rkey,
+					   rs->wr_va + rs->msg_off,
+					   pkt->paylen, HCA_ACCESS_REMOTE_WRITE);
+		if (hca_wire_resp_faulted(qp, pkt, &ctx->remote, err, true))
+			return;
+		if (err) {
 			hca_wire_resp_access(ctx, qp, pkt);
 			return;
 		}
@@ -468,14 +506,18 @@ static void hca_wire_resp_read(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 {
 	struct hca_wire_resp *rs = &qp->eng->wire->resp;
 	u32 len = pkt->h.reth.len;
+	int err;
 
 	if (!hca_resp_attrs_get(qp)->max_dest_rd_atomic ||
 	    len > qp->hca->caps->max_msg_sz) {
 		hca_wire_resp_invalid(ctx, qp, pkt);
 		return;
 	}
-	if (hca_wire_resp_region(ctx, qp, pkt->h.reth.rkey, pkt->h.reth.va,
-				 len, HCA_ACCESS_REMOTE_READ)) {
+	err = hca_wire_resp_region(ctx, qp, pkt->h.reth.rkey, pkt->h.reth.va,
+				   len, HCA_ACCESS_REMOTE_READ);
+	if (hca_wire_resp_faulted(qp, pkt, &ctx->remote, err, false))
+		return;
+	if (err) {
 		hca_wire_resp_access(ctx, qp, pkt);
 		return;
 	}
@@ -512,15 +554,19 @@ static void hca_wire_resp_atomic(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	bool cas = (pkt->h.opcode & ~HCA_WIRE_TP_MASK) == HCA_WOP_CMP_SWAP;
 	struct hca_mkey *mkey;
 	u64 orig;
+	int err;
 
 	if (!hca_resp_attrs_get(qp)->max_dest_rd_atomic ||
 	    (pkt->h.atomic.va & (SOFTHCA_ATOMIC_SIZE - 1))) {
 		hca_wire_resp_invalid(ctx, qp, pkt);
 		return;
 	}
-	if (hca_wire_resp_region(ctx, qp, pkt->h.atomic.rkey, pkt->h.atomic.va,
-				 SOFTHCA_ATOMIC_SIZE,
-				 HCA_ACCESS_REMOTE_ATOMIC)) {
+	err = hca_wire_resp_region(ctx, qp, pkt->h.atomic.rkey,
+				   pkt->h.atomic.va, SOFTHCA_ATOMIC_SIZE,
+				   HCA_ACCESS_REMOTE_ATOMIC);
+	if (hca_wire_resp_faulted(qp, pkt, &ctx->remote, err, false))
+		return;
+	if (err) {
 		hca_wire_resp_access(ctx, qp, pkt);
 		return;
 	}

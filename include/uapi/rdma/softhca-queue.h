@@ -344,6 +344,7 @@ struct softhca_cqe {
 #define SOFTHCA_EVENT_TYPE_CQ_ERROR		0x04	/* data.cq_err */
 #define SOFTHCA_EVENT_TYPE_WQ_CATAS_ERROR	0x05	/* QP fatal; data.qp */
 #define SOFTHCA_EVENT_TYPE_PORT_CHANGE		0x09	/* data.port, sub_type */
+#define SOFTHCA_EVENT_TYPE_PAGE_FAULT		0x0c	/* data.page_fault */
 #define SOFTHCA_EVENT_TYPE_WQ_INVAL_REQ_ERROR	0x10	/* data.qp.qpn */
 #define SOFTHCA_EVENT_TYPE_WQ_ACCESS_ERROR	0x11	/* data.qp.qpn */
 #define SOFTHCA_EVENT_TYPE_LAST_WQE_REACHED	0x13	/* data.qp.qpn */
@@ -355,6 +356,10 @@ struct softhca_cqe {
 #define SOFTHCA_EVENT_QUEUE_TYPE_RQ	1
 #define SOFTHCA_EVENT_QUEUE_TYPE_SQ	2
 #define SOFTHCA_EVENT_QUEUE_TYPE_SRQ	3	/* data.qp.qpn is an SRQN */
+
+/* PAGE_FAULT data.page_fault.flags */
+#define SOFTHCA_PAGE_FAULT_RESPONDER	0x01	/* else the requester's SGEs */
+#define SOFTHCA_PAGE_FAULT_WRITE	0x02	/* the access writes the pages */
 
 /* CQ_ERROR syndromes */
 #define SOFTHCA_CQ_ERROR_SYNDROME_OVERRUN	0x01
@@ -394,6 +399,14 @@ struct softhca_eqe {
 			__u8	port;	/* 40: port number << 4 */
 			__u8	rsvd41[19];
 		} port;
+		struct {
+			__be32	mkey;	/* 32: the MKey that lacks pages */
+			__be32	len;	/* 36: bytes from va on */
+			__be64	va;	/* 40: the first byte missing */
+			__u8	flags;	/* 48: SOFTHCA_PAGE_FAULT_* */
+			__u8	rsvd49[7];
+			__be32	qpn;	/* 56: 24-bit QPN */
+		} page_fault;
 	} data;
 	__be16	rsvd60;			/* 60 */
 	__u8	signature;		/* 62 */
