@@ -1096,6 +1096,9 @@ void hca_engine_qp_state_changed(struct hca_qp *qp,
 		e->comm_est = false;
 		hca_wire_qp_reset(qp);
 		hca_wait_clear(qp);
+		/* Faults of the last connection are nothing to this one. */
+		e->odp_flags = 0;
+		e->odp_stall_until = 0;
 		hca_engine_qp_forget(qp);
 		WRITE_ONCE(qp->dbr->rcv_counter, 0);
 		WRITE_ONCE(qp->dbr->snd_counter, 0);
