@@ -86,10 +86,13 @@ void shca_odp_caps(struct shca_dev *sdev, struct ib_device_attr *attr)
 	attr->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
 	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
 	attr->odp_caps.per_transport_caps.rc_odp_caps = rc;
-	attr->odp_caps.per_transport_caps.uc_odp_caps =
-		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_WRITE;
-	attr->odp_caps.per_transport_caps.ud_odp_caps =
-		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV;
+	/*
+	 * UC and UD have no RNR: a message whose receiving pages fault is
+	 * lost (the next one finds them), so only their sends are claimed,
+	 * as a ConnectX claims none for UC and SEND for UD.
+	 */
+	attr->odp_caps.per_transport_caps.uc_odp_caps = IB_ODP_SUPPORT_SEND;
+	attr->odp_caps.per_transport_caps.ud_odp_caps = IB_ODP_SUPPORT_SEND;
 	attr->odp_caps.per_transport_caps.xrc_odp_caps = rc;
 }
 

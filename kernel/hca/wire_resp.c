@@ -184,10 +184,12 @@ static void hca_wire_resp_rwqe_err(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 /*
  * @err of taking the memory a packet lands in or is read from (@sgl) was
  * a page an ODP MKey does not have yet: the fault is raised and the packet
- * answered as a ConnectX does, with an RNR NAK for a SEND or WRITE (@nak),
- * with nothing for a READ or atomic (the requester's timer sends it
- * again); UC loses the message. False for any other error, or a fault the
- * driver could not resolve: the caller refuses the packet.
+ * answered with an RNR NAK at its PSN (@nak: any packet of a SEND or
+ * WRITE; the first faults for the whole message, a later one only after
+ * an invalidation), the requester sending again from there after its RNR
+ * timer; or with nothing (a READ or atomic: the requester's timer sends
+ * it again). UC loses the message. False for any other error, or a fault
+ * the driver could not resolve: the caller refuses the packet.
  */
 static bool hca_wire_resp_faulted(struct hca_qp *qp,
 				  const struct hca_wire_pkt *pkt,
@@ -336,10 +338,20 @@ static void hca_wire_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 				       HCA_NAK_INVALID_REQUEST);
 		return;
 	}
+	/*
+	 * The first packet takes the whole receive WQE, so that an ODP page
+	 * fault is raised (and RNR NAKed) for all of it at the message's
+	 * start; later ones what they fill.
+	 */
 	err = hca_sgl_get(qp->hca, hca_rq_pdn(qp), HCA_ACCESS_LOCAL_WRITE,
-			  &ctx->remote, end, &qp->eng->keys);
-	if (hca_wire_resp_faulted(qp, pkt, &ctx->remote, err, true))
+			  &ctx->remote, (pkt->op->flags & HCA_WF_FIRST) ?
+			  ctx->remote.len : end, &qp->eng->keys);
+	if (hca_wire_resp_faulted(qp, pkt, &ctx->remote, err, true)) {
+		/* Not begun: the first packet sent again begins it. */
+		if (pkt->op->flags & HCA_WF_FIRST)
+			rs->msg = 0;
 		return;
+	}
 	if (err) {
 		hca_wire_resp_rwqe_err(ctx, qp, pkt,
 				       SOFTHCA_CQE_SYNDROME_LOCAL_PROT_ERR,
