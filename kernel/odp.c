@@ -285,7 +285,8 @@ void shca_odp_fault_event(struct shca_dev *sdev, const struct softhca_eqe *eqe)
 	f->qpn = be32_to_cpu(eqe->data.page_fault.qpn) & 0xffffff;
 	f->mkey = be32_to_cpu(eqe->data.page_fault.mkey);
 	f->len = be32_to_cpu(eqe->data.page_fault.len);
-	f->va = be64_to_cpu(eqe->data.page_fault.va);
+	f->va = (u64)be32_to_cpu(eqe->data.page_fault.va_hi) << 32 |
+		be32_to_cpu(eqe->data.page_fault.va_lo);
 	f->flags = eqe->data.page_fault.flags;
 	queue_work(sdev->odp_wq, &f->work);
 }

@@ -147,7 +147,8 @@ int hca_odp_fault(struct hca_qp *qp, bool responder,
 	}
 	eqe.data.page_fault.mkey = cpu_to_be32(miss->key);
 	eqe.data.page_fault.len = cpu_to_be32(miss->len);
-	eqe.data.page_fault.va = cpu_to_be64(miss->va);
+	eqe.data.page_fault.va_hi = cpu_to_be32(upper_32_bits(miss->va));
+	eqe.data.page_fault.va_lo = cpu_to_be32(lower_32_bits(miss->va));
 	eqe.data.page_fault.flags =
 		(responder ? SOFTHCA_PAGE_FAULT_RESPONDER : 0) |
 		(miss->write ? SOFTHCA_PAGE_FAULT_WRITE : 0);

@@ -282,7 +282,8 @@ void hca_wait_set(struct hca_qp *qp, enum hca_wait_kind kind, u64 delay_ns)
 	struct hca_engine_qp *e = qp->eng;
 
 	e->wait_kind = kind;
-	clear_bit(HCA_ODP_REQ_RESUMED, &e->odp_flags);
+	if (kind == HCA_WAIT_PAGE_FAULT)
+		clear_bit(HCA_ODP_REQ_RESUMED, &e->odp_flags);
 	/* Never 0: 0 means "not waiting" to the lockless readers. */
 	WRITE_ONCE(e->wait_until, (ktime_get_ns() + delay_ns) | 1);
 	WRITE_ONCE(qp->sq_draining, true);

@@ -400,6 +400,11 @@ static bool hca_wire_req_expired(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		WRITE_ONCE(e->wait_until, 0);
 		return false;
 	}
+	/* Its own pages are faulting in: waiting for them costs no retry. */
+	if (hca_odp_stalled(e)) {
+		hca_wait_set(qp, HCA_WAIT_TRANSPORT, hca_wire_timeout_ns(p));
+		return false;
+	}
 	hca_count(e->req_cnt, HCA_QCNT_LOCAL_ACK_TIMEOUTS, 1);
 	if (p->timeout) {
 		if (!e->retry_left) {

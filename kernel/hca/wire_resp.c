@@ -452,8 +452,12 @@ static void hca_wire_resp_write(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		err = hca_wire_resp_region(ctx, qp, rs->wr_rkey,
 					   rs->wr_va + rs->msg_off,
 					   pkt->paylen, HCA_ACCESS_REMOTE_WRITE);
-		if (hca_wire_resp_faulted(qp, pkt, &ctx->remote, err, true))
+		if (hca_wire_resp_faulted(qp, pkt, &ctx->remote, err, true)) {
+			/* Invalidated since it began: sent again, it begins. */
+			if (pkt->op->flags & HCA_WF_FIRST)
+				rs->msg = 0;
 			return;
+		}
 		if (err) {
 			hca_wire_resp_access(ctx, qp, pkt);
 			return;

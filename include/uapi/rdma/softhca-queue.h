@@ -402,7 +402,8 @@ struct softhca_eqe {
 		struct {
 			__be32	mkey;	/* 32: the MKey that lacks pages */
 			__be32	len;	/* 36: bytes from va on */
-			__be64	va;	/* 40: the first byte missing */
+			__be32	va_hi;	/* 40: the first byte missing */
+			__be32	va_lo;	/* 44 (4-byte fields: the EQE's alignment) */
 			__u8	flags;	/* 48: SOFTHCA_PAGE_FAULT_* */
 			__u8	rsvd49[7];
 			__be32	qpn;	/* 56: 24-bit QPN */
