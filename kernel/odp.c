@@ -28,6 +28,11 @@
 
 #define SHCA_ODP_CHUNK_SHIFT	24	/* 16 MiB per implicit child */
 #define SHCA_ODP_CHUNK		BIT_ULL(SHCA_ODP_CHUNK_SHIFT)
+/*
+ * Children an implicit MR may have: 16 GiB of address space faulted in,
+ * 64 MiB of ib_umem_odp page arrays. Past it a fault fails.
+ */
+#define SHCA_ODP_MAX_CHILDREN	1024
 
 /* An ODP MR's paging state (mr->odp). */
 struct shca_odp {
@@ -36,8 +41,13 @@ struct shca_odp {
 	u64 base;			/* user address of MTT entry 0 */
 	u64 end;			/* user addresses below it only */
 	bool implicit;
-	struct mutex lock;		/* implicit: children made one at a time */
-	struct xarray children;		/* implicit: chunk -> ib_umem_odp */
+	/* Faults and prefetches using the MR, + 1 until deregistration. */
+	refcount_t users;
+	struct completion unused;
+	/* implicit: its faults one at a time, its children */
+	struct mutex lock;
+	struct xarray children;		/* chunk -> ib_umem_odp */
+	unsigned int nchildren;
 };
 
 /* A PAGE_FAULT event, handled in process context. */
@@ -62,7 +72,6 @@ static const struct mmu_interval_notifier_ops shca_odp_mni_ops = {
 int shca_odp_init(struct shca_dev *sdev)
 {
 	xa_init(&sdev->odp_mrs);
-	init_rwsem(&sdev->odp_rwsem);
 	sdev->odp_wq = alloc_workqueue("softhca_odp", WQ_UNBOUND, 0);
 	return sdev->odp_wq ? 0 : -ENOMEM;
 }
@@ -101,7 +110,9 @@ void shca_odp_caps(struct shca_dev *sdev, struct ib_device_attr *attr)
 /*
  * Entries of @umem for [uva, uva + len) (at most HCA_ODP_MAP_MAX pages)
  * into the MKey, under umem_mutex: what hmm found (faulting it in when
- * @fault), writable where the CPU's mapping is.
+ * @fault). Writable only as ib_umem_odp maps it writable (a write fault,
+ * or a prefetch of a page the CPU may write), so that unmapping the page
+ * marks it dirty after the device wrote it.
  */
 static int shca_odp_map_range(struct shca_mr *mr, struct ib_umem_odp *umem,
 			      u64 uva, u64 len, bool write, bool fault,
@@ -124,7 +135,7 @@ static int shca_odp_map_range(struct shca_mr *mr, struct ib_umem_odp *umem,
 		if (!(pfn & HMM_PFN_VALID))
 			continue;
 		mtt[i] = (unsigned long)hmm_pfn_to_page(pfn);
-		if (pfn & HMM_PFN_WRITE)
+		if ((pfn & HMM_PFN_WRITE) && (write || !fault))
 			mtt[i] |= HCA_ODP_MTT_WRITE;
 	}
 	in.first = (page - mr->odp->base) >> PAGE_SHIFT;
@@ -135,30 +146,56 @@ static int shca_odp_map_range(struct shca_mr *mr, struct ib_umem_odp *umem,
 	return err;
 }
 
-/* The implicit MR's child covering @uva, made if it is not there yet. */
-static struct ib_umem_odp *shca_odp_child(struct shca_odp *odp, u64 uva)
+/*
+ * The implicit MR's child covering @uva, made if it is not there yet
+ * (@made); under odp->lock.
+ */
+static struct ib_umem_odp *shca_odp_child(struct shca_odp *odp, u64 uva,
+					  bool *made)
 {
 	unsigned long chunk = uva >> SHCA_ODP_CHUNK_SHIFT;
-	struct ib_umem_odp *child;
+	struct ib_umem_odp *child = xa_load(&odp->children, chunk);
 
-	mutex_lock(&odp->lock);
-	child = xa_load(&odp->children, chunk);
-	if (!child) {
-		child = ib_umem_odp_alloc_child(odp->umem,
-						(u64)chunk << SHCA_ODP_CHUNK_SHIFT,
-						SHCA_ODP_CHUNK,
-						&shca_odp_mni_ops);
-		if (!IS_ERR(child)) {
-			child->private = odp->mr;
-			if (xa_err(xa_store(&odp->children, chunk, child,
-					    GFP_KERNEL))) {
-				ib_umem_odp_release(child);
-				child = ERR_PTR(-ENOMEM);
-			}
-		}
+	*made = false;
+	if (child)
+		return child;
+	if (odp->nchildren >= SHCA_ODP_MAX_CHILDREN)
+		return ERR_PTR(-ENOSPC);
+	child = ib_umem_odp_alloc_child(odp->umem,
+					(u64)chunk << SHCA_ODP_CHUNK_SHIFT,
+					SHCA_ODP_CHUNK, &shca_odp_mni_ops);
+	if (IS_ERR(child))
+		return child;
+	child->private = odp->mr;
+	if (xa_err(xa_store(&odp->children, chunk, child, GFP_KERNEL))) {
+		ib_umem_odp_release(child);
+		return ERR_PTR(-ENOMEM);
 	}
-	mutex_unlock(&odp->lock);
+	odp->nchildren++;
+	*made = true;
 	return child;
+}
+
+/*
+ * A child made for a fault that failed (an address nothing is mapped
+ * at): the MKey forgets what it may have got, the child goes, so that
+ * faults at random addresses leave nothing behind. Under odp->lock.
+ */
+static void shca_odp_child_drop(struct shca_odp *odp, struct ib_umem_odp *child)
+{
+	struct shca_dev *sdev = to_shca_dev(odp->mr->ibmr.device);
+	struct hca_cmd_odp_unmap_in in = {
+		.mkey = odp->mr->mkey,
+		.first = ib_umem_start(child) >> PAGE_SHIFT,
+		.n = SHCA_ODP_CHUNK >> PAGE_SHIFT,
+	};
+
+	mutex_lock(&child->umem_mutex);
+	hca_exec(sdev->hca, HCA_CMD_ODP_UNMAP, &in, sizeof(in), NULL, 0);
+	mutex_unlock(&child->umem_mutex);
+	xa_erase(&odp->children, ib_umem_start(child) >> SHCA_ODP_CHUNK_SHIFT);
+	odp->nchildren--;
+	ib_umem_odp_release(child);
 }
 
 /*
@@ -179,12 +216,16 @@ static int shca_odp_map(struct shca_mr *mr, u64 va, u64 len, bool write,
 	mtt = kmalloc_array(HCA_ODP_MAP_MAX, sizeof(*mtt), GFP_KERNEL);
 	if (!mtt)
 		return -ENOMEM;
+	if (odp->implicit)
+		mutex_lock(&odp->lock);
 	while (uva < end && !err) {
-		struct ib_umem_odp *umem = odp->implicit ?
-			shca_odp_child(odp, uva) : odp->umem;
+		struct ib_umem_odp *umem = odp->umem;
 		u64 stop = ALIGN_DOWN(uva, PAGE_SIZE) +
 			   (u64)HCA_ODP_MAP_MAX * PAGE_SIZE;
+		bool made = false;
 
+		if (odp->implicit)
+			umem = shca_odp_child(odp, uva, &made);
 		if (IS_ERR(umem)) {
 			err = PTR_ERR(umem);
 			break;
@@ -192,8 +233,12 @@ static int shca_odp_map(struct shca_mr *mr, u64 va, u64 len, bool write,
 		stop = min3(stop, end, (u64)ib_umem_end(umem));
 		err = shca_odp_map_range(mr, umem, uva, stop - uva, write,
 					 fault, mtt);
+		if (err && made)
+			shca_odp_child_drop(odp, umem);
 		uva = stop;
 	}
+	if (odp->implicit)
+		mutex_unlock(&odp->lock);
 	kfree(mtt);
 	return err;
 }
@@ -235,12 +280,23 @@ static bool shca_odp_invalidate(struct mmu_interval_notifier *mni,
 
 /* ---- page faults --------------------------------------------------------- */
 
-/* The ODP MR of @lkey, under odp_rwsem (read), or NULL. */
-static struct shca_mr *shca_odp_mr_find(struct shca_dev *sdev, u32 lkey)
+/* The ODP MR of @lkey, held (shca_odp_mr_put()), or NULL. */
+static struct shca_mr *shca_odp_mr_get(struct shca_dev *sdev, u32 lkey)
 {
-	struct shca_mr *mr = xa_load(&sdev->odp_mrs, lkey >> 8);
+	struct shca_mr *mr;
 
-	return mr && mr->mkey == lkey ? mr : NULL;
+	xa_lock(&sdev->odp_mrs);
+	mr = xa_load(&sdev->odp_mrs, lkey >> 8);
+	if (mr && (mr->mkey != lkey || !refcount_inc_not_zero(&mr->odp->users)))
+		mr = NULL;
+	xa_unlock(&sdev->odp_mrs);
+	return mr;
+}
+
+static void shca_odp_mr_put(struct shca_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->odp->users))
+		complete(&mr->odp->unused);
 }
 
 static void shca_odp_fault_work(struct work_struct *work)
@@ -252,12 +308,12 @@ static void shca_odp_fault_work(struct work_struct *work)
 	struct shca_mr *mr;
 	int err = -EFAULT;
 
-	down_read(&sdev->odp_rwsem);
-	mr = shca_odp_mr_find(sdev, f->mkey);
-	if (mr)
+	mr = shca_odp_mr_get(sdev, f->mkey);
+	if (mr) {
 		err = shca_odp_map(mr, f->va, f->len,
 				   f->flags & SOFTHCA_PAGE_FAULT_WRITE, true);
-	up_read(&sdev->odp_rwsem);
+		shca_odp_mr_put(mr);
+	}
 	if (err)
 		shca_dbg_qpn(&sdev->ibdev, f->qpn,
 			     "page fault at 0x%llx (%u bytes, key 0x%x): %pe\n",
@@ -300,6 +356,8 @@ static struct shca_odp *shca_odp_new(struct shca_mr *mr)
 	if (!odp)
 		return NULL;
 	odp->mr = mr;
+	refcount_set(&odp->users, 1);
+	init_completion(&odp->unused);
 	mutex_init(&odp->lock);
 	xa_init(&odp->children);
 	return odp;
@@ -441,9 +499,9 @@ void shca_odp_forget(struct shca_mr *mr)
 	struct shca_dev *sdev = to_shca_dev(mr->ibmr.device);
 
 	xa_erase(&sdev->odp_mrs, mr->mkey >> 8);
-	/* The faults that found it are done with it. */
-	down_write(&sdev->odp_rwsem);
-	up_write(&sdev->odp_rwsem);
+	/* The faults and prefetches that found it are done with it. */
+	shca_odp_mr_put(mr);
+	wait_for_completion(&mr->odp->unused);
 }
 
 /* After DESTROY_MKEY: the engine is done with the pages. */
@@ -475,24 +533,25 @@ int shca_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 	    advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
 	    advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
 		return -EOPNOTSUPP;
-	down_read(&sdev->odp_rwsem);
 	for (i = 0; i < num_sge && !err; i++) {
-		struct shca_mr *mr = shca_odp_mr_find(sdev, sg_list[i].lkey);
+		struct shca_mr *mr = shca_odp_mr_get(sdev, sg_list[i].lkey);
 		u64 addr = sg_list[i].addr, len = sg_list[i].length;
 
-		if (!mr || mr->ibmr.pd != pd || !len ||
-		    addr < mr->ibmr.iova ||
-		    addr - mr->ibmr.iova > mr->ibmr.length - len ||
-		    (write && !(mr->access & IB_ACCESS_LOCAL_WRITE))) {
-			err = -EINVAL;
+		bool bad;
+
+		if (!mr)
+			return -EINVAL;
+		bad = mr->ibmr.pd != pd || !len || addr < mr->ibmr.iova ||
+		      addr - mr->ibmr.iova > mr->ibmr.length - len ||
+		      (write && !(mr->access & IB_ACCESS_LOCAL_WRITE));
+		err = bad ? -EINVAL : shca_odp_map(mr, addr, len, write, fault);
+		shca_odp_mr_put(mr);
+		if (bad)
 			break;
-		}
-		err = shca_odp_map(mr, addr, len, write, fault);
 		if (err && !(flags & IB_UVERBS_ADVISE_MR_FLAG_FLUSH))
 			err = 0;
 		else if (err && err != -ENOMEM)
 			err = -EFAULT;
 	}
-	up_read(&sdev->odp_rwsem);
 	return err;
 }

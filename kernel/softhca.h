@@ -44,7 +44,6 @@ struct shca_dev {
 
 	/* On-demand paging (odp.c): ODP MRs by MKey index, their faults. */
 	struct xarray odp_mrs;
-	struct rw_semaphore odp_rwsem;	/* faults (read), deregistration */
 	struct workqueue_struct *odp_wq;
 };
 

@@ -168,7 +168,16 @@ for t in "${topos[@]}"; do
 	fi
 done
 
+# shca0's and shca1's objects as `rdma res show` counts them, and every
+# cm_id. Kernel ULPs run before (nvmeof.sh) may keep pooled CQs a while,
+# so the kills are compared with what was there before them.
+res_counts() {
+	rdma res show | grep -E '^[0-9]+: shca[01]:' | sed 's/^[0-9]*: //' | sort
+	rdma res show cm_id 2>&1
+}
+
 # Processes killed mid-run on ODP MRs (faults in flight), 5 times.
+base=$(res_counts)
 killed=0
 for k in $(seq 5); do
 	port=$((port + 1))
@@ -183,9 +192,16 @@ for k in $(seq 5); do
 	kill -9 "$spid" "$cpid" 2>/dev/null && killed=$((killed + 1))
 	wait "$spid" "$cpid" 2>/dev/null
 done
-if only_ib_mad_left; then
-	ok "ODP processes SIGKILLed mid-run 5 times ($killed kills sent): only ib_mad's objects left"
+for _ in $(seq 200); do
+	[ "$(res_counts)" = "$base" ] && break
+	sleep 0.05
+done
+now=$(res_counts)
+if [ "$now" = "$base" ] && ! grep -q 'ctx [1-9]' <<<"$now"; then
+	ok "ODP processes SIGKILLed mid-run 5 times ($killed kills sent): every object of theirs gone, no user context left"
 else
+	awk '{ print "# before: " $0 }' <<<"$base"
+	awk '{ print "# after:  " $0 }' <<<"$now"
 	nok "ODP processes SIGKILLed mid-run 5 times: objects left behind"
 fi
 exit $failed

@@ -142,10 +142,11 @@ struct hca_engine_qp {
 	s64 wait_until;		/* ktime in ns; read locklessly by the pollers */
 	struct hrtimer wait_timer;	/* puts it on the run list at wait_until */
 	/*
-	 * On-demand paging (mkey_odp.c): HCA_ODP_* bits, atomic; when the
-	 * responder's fault was raised (under resp_lock).
+	 * On-demand paging (mkey_odp.c): HCA_ODP_* bits, atomic; when each
+	 * side's pending fault was raised.
 	 */
 	unsigned long odp_flags;
+	s64 odp_req_at;		/* under exec_lock */
 	s64 odp_resp_at;
 	s64 odp_stall_until;	/* a wire requester's fault, 0: none */
 	/* Copies of the QP's attributes at qp->attrs_gen (0: none yet). */
@@ -205,6 +206,7 @@ struct hca_sge {
 	u32 key;
 	u32 len;
 	u64 va;
+	bool odp_begun;		/* hca_odp_begin() done: hca_odp_end() owed */
 };
 
 struct hca_sgl {
@@ -397,6 +399,12 @@ int hca_wqe_fetch_at(struct hca_exec_ctx *ctx, struct hca_qp *qp, u16 at,
 		     u16 posted);
 int hca_wqe_parse_rc(struct hca_qp *qp, struct hca_wqe *w, const u8 *buf);
 bool hca_wqe_signaled(struct hca_qp *qp, const struct hca_wqe *w);
+/*
+ * The local memory of the WQE at sq_ci (hca_sgl_get()): 0, -EAGAIN (an ODP
+ * page faulting in: the WQE waits, hca_odp_req_wait()) or the error the
+ * WQE fails with.
+ */
+int hca_sq_local_get(struct hca_qp *qp, struct hca_wqe *w);
 void hca_sgl_read(const struct hca_sgl *src, u64 soff, u8 *dst, u32 len);
 void hca_sq_drained_check(struct hca_qp *qp);
 
@@ -408,8 +416,10 @@ static inline void hca_sgl_put(struct hca_sgl *sgl)
 		struct hca_mkey *mkey = sgl->sge[i].mkey;
 
 		if (mkey) {
-			if (unlikely(mkey->odp))
+			if (unlikely(sgl->sge[i].odp_begun)) {
 				hca_odp_end(mkey);
+				sgl->sge[i].odp_begun = false;
+			}
 			hca_mkey_put(mkey);
 			sgl->sge[i].mkey = NULL;
 		}
@@ -419,15 +429,17 @@ static inline void hca_sgl_put(struct hca_sgl *sgl)
 /*
  * Take the MKeys of the elements covering the first @len bytes of @sgl,
  * each for [va, va + bytes used) with @access in @pdn, looked up through
- * @cache (the QP side's). On failure none is held and the error of
- * hca_mkey_get() is returned, or -EAGAIN for a page an ODP MKey does not
- * have yet (@sgl->miss; the caller raises the fault: hca_odp_fault()).
+ * @cache (the QP side's). An ODP MKey must have the pages of bytes @from
+ * to @len (what the caller moves now: a packet's share of a message), or
+ * -EAGAIN (@sgl->miss; the caller raises the fault: hca_odp_fault()). On
+ * failure none is held and the error of hca_mkey_get() is returned.
  */
-static inline int hca_sgl_get(struct hca *hca, u32 pdn, u32 access,
-			       struct hca_sgl *sgl, u64 len,
-			       struct hca_mkey_cache *cache)
+static inline int hca_sgl_get_from(struct hca *hca, u32 pdn, u32 access,
+				   struct hca_sgl *sgl, u64 from, u64 len,
+				   struct hca_mkey_cache *cache)
 {
 	unsigned int i;
+	u64 pos = 0;
 
 	for (i = 0; i < sgl->n && len; i++) {
 		struct hca_sge *sge = &sgl->sge[i];
@@ -440,16 +452,30 @@ static inline int hca_sgl_get(struct hca *hca, u32 pdn, u32 access,
 			hca_sgl_put(sgl);
 			return PTR_ERR(mkey);
 		}
-		if (unlikely(mkey->odp) &&
-		    hca_odp_begin(mkey, sge->va, n, access, &sgl->miss)) {
-			hca_mkey_put(mkey);
-			hca_sgl_put(sgl);
-			return -EAGAIN;
+		sge->odp_begun = false;
+		if (unlikely(mkey->odp) && pos + n > from) {
+			u64 skip = from > pos ? from - pos : 0;
+
+			if (hca_odp_begin(mkey, sge->va + skip, n - skip,
+					  access, &sgl->miss)) {
+				hca_mkey_put(mkey);
+				hca_sgl_put(sgl);
+				return -EAGAIN;
+			}
+			sge->odp_begun = true;
 		}
 		sge->mkey = mkey;
 		len -= n;
+		pos += n;
 	}
 	return 0;
+}
+
+static inline int hca_sgl_get(struct hca *hca, u32 pdn, u32 access,
+			      struct hca_sgl *sgl, u64 len,
+			      struct hca_mkey_cache *cache)
+{
+	return hca_sgl_get_from(hca, pdn, access, sgl, 0, len, cache);
 }
 
 /*
@@ -486,11 +512,15 @@ static inline int hca_sgl_get_remote(struct hca_qp *qp, u32 access,
  * PAGE_FAULT_RESUME sets HCA_ODP_REQ_RESUMED.
  */
 enum {
+	HCA_ODP_REQ_PENDING,
 	HCA_ODP_REQ_RESUMED,
 	HCA_ODP_REQ_ERR,
 	HCA_ODP_RESP_PENDING,
 	HCA_ODP_RESP_ERR,
 };
+
+/* A waiting requester looks at its pages again after this. */
+#define HCA_ODP_REFAULT_NS	(20 * NSEC_PER_MSEC)
 
 int hca_odp_fault(struct hca_qp *qp, bool responder,
 		  const struct hca_odp_miss *miss);

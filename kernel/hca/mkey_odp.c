@@ -20,8 +20,11 @@
 
 #include "engine.h"
 
-/* A fault whose event was lost (a full EQ) is raised again after this. */
-#define HCA_ODP_REFAULT_NS	(20 * NSEC_PER_MSEC)
+/*
+ * A fault still unresolved after this is raised again: its event may have
+ * been lost (a full EQ, or the driver found no memory for it).
+ */
+#define HCA_ODP_LOST_NS		NSEC_PER_SEC
 
 /* Where an entry the engine should have found is missing: a page of its own. */
 static u8 hca_odp_sink[PAGE_SIZE] __aligned(PAGE_SIZE);
@@ -124,27 +127,29 @@ struct page *hca_odp_page(struct hca_mkey *mkey, u64 off)
 
 /*
  * The fault of hca_sgl_get()'s -EAGAIN, from @qp's requester or responder:
- * -EAGAIN, the event is raised (once per HCA_ODP_REFAULT_NS for a
- * responder, which sees the request again at every RNR retry); or -EFAULT,
- * the driver could not map the pages the last fault asked for.
+ * -EAGAIN, the event is raised, or one of that side is still pending (at
+ * most one per side, until PAGE_FAULT_RESUME or HCA_ODP_LOST_NS; a
+ * responder sees the request again at every RNR retry, a requester
+ * rechecks every HCA_ODP_REFAULT_NS); or -EFAULT, the driver could not
+ * map the pages the last fault asked for.
  */
 int hca_odp_fault(struct hca_qp *qp, bool responder,
 		  const struct hca_odp_miss *miss)
 {
 	struct hca_engine_qp *e = qp->eng;
 	struct softhca_eqe eqe = { .type = SOFTHCA_EVENT_TYPE_PAGE_FAULT };
-	s64 now;
+	/* Each side's time under its own lock (resp_lock, exec_lock). */
+	s64 *at = responder ? &e->odp_resp_at : &e->odp_req_at;
+	s64 now = ktime_get_ns();
 
 	if (test_and_clear_bit(responder ? HCA_ODP_RESP_ERR : HCA_ODP_REQ_ERR,
 			       &e->odp_flags))
 		return -EFAULT;
-	if (responder) {
-		now = ktime_get_ns();
-		if (test_and_set_bit(HCA_ODP_RESP_PENDING, &e->odp_flags) &&
-		    now - e->odp_resp_at < HCA_ODP_REFAULT_NS)
-			return -EAGAIN;
-		e->odp_resp_at = now;
-	}
+	if (test_and_set_bit(responder ? HCA_ODP_RESP_PENDING :
+			     HCA_ODP_REQ_PENDING, &e->odp_flags) &&
+	    now - *at < HCA_ODP_LOST_NS)
+		return -EAGAIN;
+	*at = now;
 	eqe.data.page_fault.mkey = cpu_to_be32(miss->key);
 	eqe.data.page_fault.len = cpu_to_be32(miss->len);
 	eqe.data.page_fault.va_hi = cpu_to_be32(upper_32_bits(miss->va));
@@ -291,6 +296,7 @@ int hca_cmd_page_fault_resume(struct hca *hca, const void *inbox,
 	const struct hca_cmd_page_fault_resume_in *in = inbox;
 	struct hca_engine_qp *e;
 	struct hca_qp *qp;
+	int pending;
 
 	if (in->rsvd || in->responder > 1 || in->error > 1)
 		return -EINVAL;
@@ -298,18 +304,22 @@ int hca_cmd_page_fault_resume(struct hca *hca, const void *inbox,
 	if (!qp)
 		return -EINVAL;
 	e = qp->eng;
+	pending = in->responder ? HCA_ODP_RESP_PENDING : HCA_ODP_REQ_PENDING;
+	/* A fault raised before a reset, or answered twice: nothing to do. */
+	if (!test_bit(pending, &e->odp_flags)) {
+		hca_qp_put(qp);
+		return 0;
+	}
 	hca_dbg_qp(qp, "page fault resumed (%s)%s\n",
 		   in->responder ? "responder" : "requester",
 		   in->error ? ": pages not mapped" : "");
-	if (in->responder) {
-		if (in->error)
-			set_bit(HCA_ODP_RESP_ERR, &e->odp_flags);
-		clear_bit(HCA_ODP_RESP_PENDING, &e->odp_flags);
-	} else {
-		if (in->error)
-			set_bit(HCA_ODP_REQ_ERR, &e->odp_flags);
-		/* The error bit before the retry that reads it. */
-		smp_mb__before_atomic();
+	if (in->error)
+		set_bit(in->responder ? HCA_ODP_RESP_ERR : HCA_ODP_REQ_ERR,
+			&e->odp_flags);
+	/* The error bit before the miss that reads it. */
+	smp_mb__before_atomic();
+	clear_bit(pending, &e->odp_flags);
+	if (!in->responder) {
 		set_bit(HCA_ODP_REQ_RESUMED, &e->odp_flags);
 		hca_qp_run_later(qp);
 	}

@@ -304,6 +304,16 @@ void hca_wait_clear(struct hca_qp *qp)
 	WRITE_ONCE(qp->sq_draining, false);
 }
 
+int hca_sq_local_get(struct hca_qp *qp, struct hca_wqe *w)
+{
+	int err = hca_sgl_get(qp->hca, qp->pdn, w->op->local_access,
+			      &w->local, w->local.len, &qp->eng->lkeys);
+
+	if (unlikely(err == -EAGAIN))
+		err = hca_odp_req_wait(qp, &w->local.miss);
+	return err;
+}
+
 bool hca_wqe_signaled(struct hca_qp *qp, const struct hca_wqe *w)
 {
 	return (w->fm_ce_se & SOFTHCA_WQE_CTRL_CQ_UPDATE) ||
@@ -512,10 +522,7 @@ enum hca_step hca_sq_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 
 	/* Local checks first: nothing leaves the HCA with a bad lkey. */
 	fetches = hca_op_fetches(w->op);
-	err = hca_sgl_get(qp->hca, qp->pdn, w->op->local_access, &w->local,
-			   w->local.len, &e->lkeys);
-	if (unlikely(err == -EAGAIN))
-		err = hca_odp_req_wait(qp, &w->local.miss);
+	err = hca_sq_local_get(qp, w);
 	if (err == -EAGAIN)
 		return HCA_STEP_WAIT;
 	if (err) {

@@ -119,10 +119,7 @@ enum hca_step hca_ud_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			    SOFTHCA_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 		return HCA_STEP_DONE;
 	}
-	err = hca_sgl_get(qp->hca, qp->pdn, w->op->local_access, &w->local,
-			  w->local.len, &e->lkeys);
-	if (unlikely(err == -EAGAIN))
-		err = hca_odp_req_wait(qp, &w->local.miss);
+	err = hca_sq_local_get(qp, w);
 	if (err == -EAGAIN)
 		return HCA_STEP_WAIT;
 	if (err) {

@@ -235,12 +235,16 @@ static void hca_wire_comp_aeth(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 }
 
 /*
- * The READ or atomic at the head, its WQE fetched again, its list held;
- * NULL if it cannot be, ERR_PTR(-EAGAIN) while a page fault is resolved.
+ * The READ or atomic at the head, its WQE fetched again, its list held
+ * up to byte @end, the pages of bytes @from.. there; NULL if it cannot be,
+ * ERR_PTR(-EAGAIN) while a page fault is resolved (the response is
+ * dropped, and the requester stalls: its timer asks again once the pages
+ * are there, costing no retry while it waits).
  */
 static struct hca_wqe *hca_wire_comp_local(struct hca_exec_ctx *ctx,
 					   struct hca_qp *qp, u16 posted,
-					   const struct hca_wire_flight *f)
+					   const struct hca_wire_flight *f,
+					   u64 from, u64 end)
 {
 	struct hca_wqe *w = &ctx->wqe;
 	int err;
@@ -249,11 +253,10 @@ static struct hca_wqe *hca_wire_comp_local(struct hca_exec_ctx *ctx,
 	    hca_wqe_parse_rc(qp, w, ctx->wqe_buf) || w->opcode != f->opcode ||
 	    w->local.len != f->len)
 		return NULL;
-	err = hca_sgl_get(qp->hca, qp->pdn, w->op->local_access, &w->local,
-			  w->local.len, &qp->eng->lkeys);
-	/* A page fault: the response is dropped, the timer asks again. */
+	err = hca_sgl_get_from(qp->hca, qp->pdn, w->op->local_access,
+			       &w->local, from, end, &qp->eng->lkeys);
 	if (err == -EAGAIN &&
-	    hca_odp_fault(qp, false, &w->local.miss) == -EAGAIN)
+	    hca_odp_req_stall(qp, &w->local.miss) == -EAGAIN)
 		return ERR_PTR(-EAGAIN);
 	return err ? NULL : w;
 }
@@ -292,7 +295,7 @@ static void hca_wire_comp_read(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	if (cb->paylen != want || !hca_wire_read_rsp_fits(cb->opcode, k,
 							  f->npkts))
 		return;
-	w = hca_wire_comp_local(ctx, qp, posted, f);
+	w = hca_wire_comp_local(ctx, qp, posted, f, off, (u64)off + want);
 	if (IS_ERR(w))
 		return;
 	if (!w) {
@@ -323,7 +326,7 @@ static void hca_wire_comp_atomic(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	if (!f || !hca_wire_flight_is_rd(f) ||
 	    f->opcode == SOFTHCA_OPCODE_RDMA_READ)
 		return;
-	w = hca_wire_comp_local(ctx, qp, posted, f);
+	w = hca_wire_comp_local(ctx, qp, posted, f, 0, f->len);
 	if (IS_ERR(w))
 		return;
 	if (!w) {

@@ -309,8 +309,11 @@ static bool hca_wire_req_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			WRITE_ONCE(r->sq_sent, qp->sq_ci);
 			return true;
 		}
-		err = hca_sgl_get(qp->hca, qp->pdn, w->op->local_access,
-				  &w->local, w->local.len, &qp->eng->lkeys);
+		/* ODP: the pages of what is left to send (a READ: all). */
+		err = hca_sgl_get_from(qp->hca, qp->pdn, w->op->local_access,
+				       &w->local, f && !hca_op_fetches(w->op) ?
+				       (u64)f->sent * wq->mtu : 0,
+				       w->local.len, &qp->eng->lkeys);
 		if (unlikely(err == -EAGAIN))
 			err = hca_odp_req_stall(qp, &w->local.miss);
 		if (err == -EAGAIN)
@@ -355,6 +358,9 @@ void hca_wire_req_timer(struct hca_qp *qp)
 			     hca_wire_timeout_ns(hca_path_get(qp)));
 	} else {
 		hca_wait_clear(qp);
+		/* Stalled on its pages: it looks again without a doorbell. */
+		if (hca_odp_stalled(e))
+			hca_wait_start(qp, HCA_ODP_REFAULT_NS);
 		/* Nothing started is left: SQD's SQ_DRAINED, if owed. */
 		hca_sq_drained_check(qp);
 	}

@@ -341,11 +341,16 @@ static void hca_wire_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	/*
 	 * The first packet takes the whole receive WQE, so that an ODP page
 	 * fault is raised (and RNR NAKed) for all of it at the message's
-	 * start; later ones what they fill.
+	 * start; a later one checks the pages of its own bytes only.
 	 */
-	err = hca_sgl_get(qp->hca, hca_rq_pdn(qp), HCA_ACCESS_LOCAL_WRITE,
-			  &ctx->remote, (pkt->op->flags & HCA_WF_FIRST) ?
-			  ctx->remote.len : end, &qp->eng->keys);
+	if (pkt->op->flags & HCA_WF_FIRST)
+		err = hca_sgl_get(qp->hca, hca_rq_pdn(qp),
+				  HCA_ACCESS_LOCAL_WRITE, &ctx->remote,
+				  ctx->remote.len, &qp->eng->keys);
+	else
+		err = hca_sgl_get_from(qp->hca, hca_rq_pdn(qp),
+				       HCA_ACCESS_LOCAL_WRITE, &ctx->remote,
+				       rs->msg_off, end, &qp->eng->keys);
 	if (hca_wire_resp_faulted(qp, pkt, &ctx->remote, err, true)) {
 		/* Not begun: the first packet sent again begins it. */
 		if (pkt->op->flags & HCA_WF_FIRST)
