@@ -117,7 +117,8 @@ static void hca_eq_send(struct hca_eq *eq)
  * MSI-X message is due.
  */
 static int hca_eq_write_locked(struct hca_eq *eq,
-				const struct softhca_eqe *src, bool *raise)
+				const struct softhca_eqe *src, bool *raise,
+				bool soft)
 {
 	struct softhca_eqe report;
 	struct softhca_eqe *dst;
@@ -125,6 +126,9 @@ static int hca_eq_write_locked(struct hca_eq *eq,
 
 	if (eq->dead)
 		return -EINVAL;
+	/* A soft event keeps out of the EQ's second half (-EBUSY). */
+	if (soft && eq->pi - eq->ci >= eq->nent / 2)
+		return -EBUSY;
 	if (eq->overflow) {
 		eq->dropped++;
 		return -ENOSPC;
@@ -160,7 +164,8 @@ static int hca_eq_write_locked(struct hca_eq *eq,
  * the EQ's lock, so the resend that follows the overflow's end sees it.
  */
 static int hca_eq_post_lost(struct hca *hca, u32 eqn,
-			     const struct softhca_eqe *eqe, bool *lost)
+			     const struct softhca_eqe *eqe, bool *lost,
+			     bool soft)
 {
 	struct hca_eq *eq;
 	unsigned long flags;
@@ -174,7 +179,7 @@ static int hca_eq_post_lost(struct hca *hca, u32 eqn,
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&eq->lock, flags);
-	ret = hca_eq_write_locked(eq, eqe, &raise);
+	ret = hca_eq_write_locked(eq, eqe, &raise, soft);
 	if (ret == -ENOSPC && lost)
 		WRITE_ONCE(*lost, true);
 	spin_unlock(&eq->lock);
@@ -188,10 +193,11 @@ static int hca_eq_post_lost(struct hca *hca, u32 eqn,
 
 int hca_eq_post(struct hca *hca, u32 eqn, const struct softhca_eqe *eqe)
 {
-	return hca_eq_post_lost(hca, eqn, eqe, NULL);
+	return hca_eq_post_lost(hca, eqn, eqe, NULL, false);
 }
 
-int hca_eq_post_async(struct hca *hca, const struct softhca_eqe *eqe)
+static int hca_eq_post_routed(struct hca *hca, const struct softhca_eqe *eqe,
+			      bool soft)
 {
 	u32 eqn1 = 0;
 
@@ -201,7 +207,17 @@ int hca_eq_post_async(struct hca *hca, const struct softhca_eqe *eqe)
 		atomic64_inc(&hca->eqh->lost);
 		return -EINVAL;
 	}
-	return hca_eq_post(hca, eqn1 - 1, eqe);
+	return hca_eq_post_lost(hca, eqn1 - 1, eqe, NULL, soft);
+}
+
+int hca_eq_post_async(struct hca *hca, const struct softhca_eqe *eqe)
+{
+	return hca_eq_post_routed(hca, eqe, false);
+}
+
+int hca_eq_post_soft(struct hca *hca, const struct softhca_eqe *eqe)
+{
+	return hca_eq_post_routed(hca, eqe, true);
 }
 
 int hca_eq_comp(struct hca *hca, u32 eqn, u32 cqn, bool *lost)
@@ -209,7 +225,7 @@ int hca_eq_comp(struct hca *hca, u32 eqn, u32 cqn, bool *lost)
 	struct softhca_eqe eqe = { .type = SOFTHCA_EVENT_TYPE_COMP };
 
 	eqe.data.comp.cqn = cpu_to_be32(cqn & 0xffffff);
-	return hca_eq_post_lost(hca, eqn, &eqe, lost);
+	return hca_eq_post_lost(hca, eqn, &eqe, lost, false);
 }
 
 /* What became of an async event the model raised (debug messages). */

@@ -158,12 +158,17 @@ int hca_odp_fault(struct hca_qp *qp, bool responder,
 		(responder ? SOFTHCA_PAGE_FAULT_RESPONDER : 0) |
 		(miss->write ? SOFTHCA_PAGE_FAULT_WRITE : 0);
 	eqe.data.page_fault.qpn = cpu_to_be32(qp->qpn & SOFTHCA_24BIT_MASK);
+	/* Refused (the async EQ half full): the next miss raises it again. */
+	if (hca_eq_post_soft(qp->hca, &eqe)) {
+		clear_bit(responder ? HCA_ODP_RESP_PENDING :
+			  HCA_ODP_REQ_PENDING, &e->odp_flags);
+		return -EAGAIN;
+	}
 	hca_odp_count(qp->hca, responder ? HCA_HCNT_ODP_FAULTS_RESP :
 		      HCA_HCNT_ODP_FAULTS_REQ, 1);
 	hca_dbg_qp(qp, "page fault (%s): key 0x%x va 0x%llx len %u%s\n",
 		   responder ? "responder" : "requester", miss->key, miss->va,
 		   miss->len, miss->write ? " write" : "");
-	hca_eq_post_async(qp->hca, &eqe);
 	return -EAGAIN;
 }
 

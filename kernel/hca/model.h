@@ -893,6 +893,12 @@ int hca_eq_qp_event(struct hca *hca, u8 type, u32 qpn, u8 queue_type);
 int hca_eq_post(struct hca *hca, u32 eqn,
 		 const struct softhca_eqe *eqe);
 int hca_eq_post_async(struct hca *hca, const struct softhca_eqe *eqe);
+/*
+ * An event its raiser raises again if refused (a PAGE_FAULT): posted only
+ * while its EQ is less than half full, else -EBUSY, so that a burst of
+ * them never overflows the async EQ (which would lose QP events for good).
+ */
+int hca_eq_post_soft(struct hca *hca, const struct softhca_eqe *eqe);
 /* CREATE_CQ: is @eqn a completion EQ (created with event_mask 0)? */
 bool hca_eq_is_comp(struct hca *hca, u32 eqn);
 
