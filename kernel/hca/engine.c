@@ -71,6 +71,19 @@ module_param(engine_wake_window_us, uint, 0644);
 MODULE_PARM_DESC(engine_wake_window_us,
 		 "Two wake-up calls within this time restart the polling thread (default 1000)");
 
+/*
+ * A sleeping thread is woken for work that waits for it alone: packets
+ * from the wire, a wire QP's requests (they leave from their thread only),
+ * expired retries. At nice 0 a woken thread often waited for the next
+ * scheduler tick (4 ms) behind a task busy-polling its CQ, since its
+ * polling had used up the vruntime credit a wake-up preempts with; at -20
+ * it runs at once. Polling is always done at nice 0.
+ */
+static int engine_sleep_nice = MIN_NICE;
+module_param(engine_sleep_nice, int, 0644);
+MODULE_PARM_DESC(engine_sleep_nice,
+		 "Nice value of a sleeping engine thread, which it runs its wake-ups at (default -20; polling is at 0)");
+
 static bool engine_poll = true;
 module_param(engine_poll, bool, 0644);
 MODULE_PARM_DESC(engine_poll,
@@ -455,6 +468,8 @@ static void hca_engine_sleep(struct hca_engine_thread *thr,
 	WRITE_ONCE(thr->state, why);
 	hca_area_flags(thr, true);
 	mutex_unlock(&thr->watch_lock);
+	set_user_nice(current, clamp(READ_ONCE(engine_sleep_nice), MIN_NICE,
+				     MAX_NICE));
 	for (;;) {
 		mutex_lock(&thr->watch_lock);
 		set_current_state(TASK_INTERRUPTIBLE);
@@ -523,6 +538,7 @@ static void hca_engine_sleep(struct hca_engine_thread *thr,
 			break;
 	}
 	__set_current_state(TASK_RUNNING);
+	set_user_nice(current, 0);
 	/*
 	 * Woken by wake-up calls soon after going idle: the pause in the
 	 * traffic was shorter than the idle window (a descheduled vCPU, an
@@ -713,6 +729,8 @@ struct hca_exec_ctx *hca_ctx_get(struct hca_engine_dev *eh)
 		ctx->is_thread = false;
 		ctx->deferred = NULL;
 		ctx->resp_held = NULL;
+		ctx->nr_acks = 0;
+		ctx->acks_open = false;
 	}
 	return ctx;
 }
@@ -781,12 +799,70 @@ static void hca_wakeup_hand_back(struct hca_engine_thread *thr,
 		hca_engine_thread_wake(thr);
 }
 
+/*
+ * Packets from the wire queued for threads that do not poll: the caller
+ * takes them. Those its own sends caused to a local peer (a softhca
+ * device or rdma_rxe behind a veth) are already queued when its transmit
+ * returns, and so are the answers to them: a ping-pong over the wire then
+ * needs no thread to wake, as rdma_rxe needs none.
+ */
+static void hca_wakeup_wire_rx(struct hca_exec_ctx *ctx)
+{
+	unsigned int t;
+
+	for (t = 0; t < hca_engine_nr_threads; t++) {
+		struct hca_engine_thread *thr = &hca_engine_threads[t];
+		unsigned int rounds = 2;	/* the packets, then their answers */
+
+		while (rounds-- && READ_ONCE(thr->state) != HCA_ENG_POLLING &&
+		       hca_wire_rx_pending(thr) && hca_wire_run_rx(ctx, thr))
+			;
+	}
+}
+
+/*
+ * The task in a wake-up call on each CPU. The receive softirq that its own
+ * transmits run (on its CPU, before the transmit returns) queues packets
+ * without waking their thread: the caller takes them (hca_wakeup_wire_rx)
+ * or, before it returns, wakes the thread for what it left.
+ */
+static DEFINE_PER_CPU(struct task_struct *, hca_wakeup_caller);
+
+bool hca_wakeup_caller_here(void)
+{
+	return in_serving_softirq() &&
+	       this_cpu_read(hca_wakeup_caller) == current;
+}
+
+static int hca_wakeup_caller_begin(void)
+{
+	int cpu = get_cpu();
+
+	per_cpu(hca_wakeup_caller, cpu) = current;
+	put_cpu();
+	return cpu;
+}
+
+static void hca_wakeup_caller_end(int cpu)
+{
+	unsigned int t;
+
+	/* Still ours unless another call on that CPU took the slot since. */
+	cmpxchg(per_cpu_ptr(&hca_wakeup_caller, cpu), current, NULL);
+	/* The slot cleared before the look: a packet queued after it pokes. */
+	smp_mb();
+	for (t = 0; t < hca_engine_nr_threads; t++)
+		if (hca_wire_rx_pending(&hca_engine_threads[t]))
+			hca_engine_thread_poke(&hca_engine_threads[t]);
+}
+
 void hca_wakeup_call(struct hca_uar *uar)
 {
 	struct hca_db_area *a = uar->db;
 	struct hca_engine_dev *eh = a->hca->eng;
 	unsigned int t, counted = 0;
 	struct hca_exec_ctx *ctx;
+	int cpu;
 
 	this_cpu_inc(engine_wakeups);
 	this_cpu_inc(*eh->wakeups);
@@ -798,6 +874,7 @@ void hca_wakeup_call(struct hca_uar *uar)
 		}
 		return;
 	}
+	cpu = hca_wakeup_caller_begin();
 	/* The doorbells the caller (or anyone) stored before calling. */
 	smp_mb();
 	for (t = 0; t < hca_engine_nr_threads; t++) {
@@ -813,6 +890,8 @@ void hca_wakeup_call(struct hca_uar *uar)
 	}
 	if (!counted)
 		hca_wakeup_count(&hca_engine_threads[0]);
+	hca_wakeup_wire_rx(ctx);
+	hca_wakeup_caller_end(cpu);
 	hca_ctx_put(eh, ctx);
 }
 

@@ -248,6 +248,8 @@ struct hca_answer {
 	u8 rnr_timer;		/* the responder's min_rnr_timer (RNR) */
 };
 
+#define HCA_CTX_ACKS	16
+
 /* Everything one executor needs; one per engine thread or wake-up call. */
 struct hca_exec_ctx {
 	bool is_thread;		/* the engine thread, else a wake-up caller */
@@ -257,6 +259,10 @@ struct hca_exec_ctx {
 	 * is written (hca_resp_done()); its QP's resp_lock stays held.
 	 */
 	struct hca_qp *resp_held;
+	/* RC responders owing a coalesced ACK (wire_resp.c), refs held. */
+	struct hca_qp *acks[HCA_CTX_ACKS];
+	unsigned int nr_acks;
+	bool acks_open;		/* the receive path is taking a batch */
 	struct softhca_cqe resp_cqe;
 	struct hca_wqe wqe;
 	struct hca_sgl remote;		/* the responder's list (RQ WQE, or rkey) */
@@ -345,6 +351,7 @@ hca_resp_attrs_get(struct hca_qp *qp)
 /* engine.c */
 void hca_engine_thread_wake(struct hca_engine_thread *thr);
 void hca_engine_thread_poke(struct hca_engine_thread *thr);
+bool hca_wakeup_caller_here(void);
 struct hca_exec_ctx *hca_ctx_get(struct hca_engine_dev *eh);
 void hca_ctx_put(struct hca_engine_dev *eh, struct hca_exec_ctx *ctx);
 

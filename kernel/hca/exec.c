@@ -281,12 +281,16 @@ bool hca_run_qp(struct hca_exec_ctx *ctx, struct hca_qp *qp)
 	bool flush = false, more = false, progress;
 
 	/*
-	 * A wire QP's packets leave from its engine thread only: sent from
-	 * two CPUs they may overtake each other in the stack (veth queues
-	 * each on the sending CPU's backlog) and every overtaking costs a
-	 * sequence NAK and a go-back-N.
+	 * A wire QP's packets leave from its engine thread while it polls:
+	 * sent from two CPUs at once they may overtake each other in the
+	 * stack (veth queues each on the sending CPU's backlog) and every
+	 * overtaking costs a sequence NAK and a go-back-N. A thread that
+	 * sleeps or backs off sends nothing, and a wake-up call sends at
+	 * once instead of waking it (the stack's receive softirq runs before
+	 * the caller's transmit returns).
 	 */
-	if (unlikely(READ_ONCE(e->wire)) && !ctx->is_thread) {
+	if (unlikely(READ_ONCE(e->wire)) && !ctx->is_thread &&
+	    READ_ONCE(hca_qp_thread(qp)->state) == HCA_ENG_POLLING) {
 		hca_qp_run_later(qp);
 		return false;
 	}

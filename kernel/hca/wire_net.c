@@ -20,6 +20,7 @@
  * packet as work (hca_wire_rx_pending()), so none waits for an unrelated
  * wake-up, and hands each to its transport in process context.
  */
+#include <linux/delay.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
@@ -80,7 +81,14 @@ struct hca_wire_port {
 	struct hca_engine_thread *thr;	/* drains rxq */
 	struct list_head rx_node;	/* on thr->wire_rx, under thr->lock */
 	bool on_rx;
+	/*
+	 * Bit HCA_WIRE_DRAINING: an executor (the thread or a wake-up call)
+	 * takes rxq; one at a time, so a QP's packets are taken in order.
+	 */
+	unsigned long flags;
 };
+
+#define HCA_WIRE_DRAINING	0
 
 struct hca_wire_stats {
 	u64 v[HCA_HCNT_ODP_FIRST - HCA_HCNT_WIRE_FIRST];
@@ -168,11 +176,28 @@ static struct hca_wire_port *hca_wire_port_of(struct hca_wire_net *wn,
 	return NULL;
 }
 
-static void hca_wire_queue(struct hca_wire_port *port, struct sk_buff *skb)
+/* @port has packets: on its thread's list, which it wakes if it sleeps. */
+static void hca_wire_rx_list(struct hca_wire_port *port)
 {
 	struct hca_engine_thread *thr = port->thr;
 	unsigned long flags;
 	bool added = false;
+
+	spin_lock_irqsave(&thr->lock, flags);
+	if (!port->on_rx) {
+		list_add_tail(&port->rx_node, &thr->wire_rx);
+		port->on_rx = true;
+		thr->nr_wire_rx++;
+		added = true;
+	}
+	spin_unlock_irqrestore(&thr->lock, flags);
+	/* A wake-up call that sent the packet here takes it before it returns. */
+	if (added && !hca_wakeup_caller_here())
+		hca_engine_thread_poke(thr);
+}
+
+static void hca_wire_queue(struct hca_wire_port *port, struct sk_buff *skb)
+{
 
 	if (skb_queue_len(&port->rxq) >= READ_ONCE(wire_rx_queue_len)) {
 		hca_wire_count(port->hca, HCA_HCNT_WIRE_RX_QUEUE_FULL, 1);
@@ -182,16 +207,7 @@ static void hca_wire_queue(struct hca_wire_port *port, struct sk_buff *skb)
 	/* Held for a while: nothing of the route is needed any more. */
 	skb_dst_drop(skb);
 	skb_queue_tail(&port->rxq, skb);
-	spin_lock_irqsave(&thr->lock, flags);
-	if (!port->on_rx) {
-		list_add_tail(&port->rx_node, &thr->wire_rx);
-		port->on_rx = true;
-		thr->nr_wire_rx++;
-		added = true;
-	}
-	spin_unlock_irqrestore(&thr->lock, flags);
-	if (added)
-		hca_engine_thread_poke(thr);
+	hca_wire_rx_list(port);
 }
 
 static int hca_wire_encap_rcv(struct sock *sk, struct sk_buff *skb)
@@ -244,24 +260,36 @@ static void hca_wire_deliver(struct hca_exec_ctx *ctx, struct hca *hca,
 	hca_run_deferred(ctx);
 }
 
-/* The next port with packets queued, taken off @thr's list; or NULL. */
+/*
+ * The next port of @thr with packets queued that no other executor is
+ * draining: taken off the list, its DRAINING bit ours; or NULL. A port
+ * leaves the list only so; one being drained stays on it.
+ */
 static struct hca_wire_port *hca_wire_rx_next(struct hca_engine_thread *thr)
 {
 	struct hca_wire_port *port;
 	unsigned long flags;
 
 	spin_lock_irqsave(&thr->lock, flags);
-	port = list_first_entry_or_null(&thr->wire_rx, struct hca_wire_port,
-					rx_node);
-	if (port) {
+	list_for_each_entry(port, &thr->wire_rx, rx_node) {
+		if (test_and_set_bit_lock(HCA_WIRE_DRAINING, &port->flags))
+			continue;
 		list_del(&port->rx_node);
 		port->on_rx = false;
 		thr->nr_wire_rx--;
+		spin_unlock_irqrestore(&thr->lock, flags);
+		return port;
 	}
 	spin_unlock_irqrestore(&thr->lock, flags);
-	return port;
+	return NULL;
 }
 
+/*
+ * Take what @thr's ports have queued, a budget per port; from the thread's
+ * passes, and from a wake-up call while the thread does not poll (a post's
+ * packets to a local peer come back through the stack before the call
+ * returns: the call takes them, and the replies they cause, at once).
+ */
 bool hca_wire_run_rx(struct hca_exec_ctx *ctx, struct hca_engine_thread *thr)
 {
 	unsigned int todo = READ_ONCE(thr->nr_wire_rx), n;
@@ -270,6 +298,7 @@ bool hca_wire_run_rx(struct hca_exec_ctx *ctx, struct hca_engine_thread *thr)
 	bool progress = false;
 
 	while (todo-- && (port = hca_wire_rx_next(thr))) {
+		ctx->acks_open = true;	/* ACKs coalesce over the batch */
 		for (n = 0; n < HCA_WIRE_RX_BUDGET; n++) {
 			skb = skb_dequeue(&port->rxq);
 			if (!skb)
@@ -277,18 +306,14 @@ bool hca_wire_run_rx(struct hca_exec_ctx *ctx, struct hca_engine_thread *thr)
 			hca_wire_deliver(ctx, port->hca, skb);
 			progress = true;
 		}
-		/* Over budget: back at the tail, after the other ports. */
-		if (!skb_queue_empty(&port->rxq)) {
-			unsigned long flags;
-
-			spin_lock_irqsave(&thr->lock, flags);
-			if (!port->on_rx) {
-				list_add_tail(&port->rx_node, &thr->wire_rx);
-				port->on_rx = true;
-				thr->nr_wire_rx++;
-			}
-			spin_unlock_irqrestore(&thr->lock, flags);
-		}
+		hca_wire_acks_flush(ctx);
+		/*
+		 * Over budget: back at the tail, after the other ports. Before
+		 * the bit goes: hca_wire_unbind() waits for it, then delists.
+		 */
+		if (!skb_queue_empty(&port->rxq))
+			hca_wire_rx_list(port);
+		clear_bit_unlock(HCA_WIRE_DRAINING, &port->flags);
 	}
 	return progress;
 }
@@ -472,14 +497,15 @@ void hca_wire_unbind(struct hca *hca)
 	/* No encap_rcv queues to it and no transmit looks at it now. */
 	synchronize_net();
 	thr = port->thr;
-	mutex_lock(&thr->watch_lock);	/* no pass is draining it */
+	/* Ours for good once no executor drains it: none lists it again. */
+	while (test_and_set_bit_lock(HCA_WIRE_DRAINING, &port->flags))
+		usleep_range(50, 100);
 	spin_lock_irqsave(&thr->lock, flags);
 	if (port->on_rx) {
 		list_del(&port->rx_node);
 		thr->nr_wire_rx--;
 	}
 	spin_unlock_irqrestore(&thr->lock, flags);
-	mutex_unlock(&thr->watch_lock);
 	skb_queue_purge(&port->rxq);
 	if (port->wn) {
 		mutex_lock(&hca_wire_lock);

@@ -21,6 +21,7 @@
 #define HCA_WIRE_FLIGHTS	64	/* WQEs in flight (power of two) */
 #define HCA_WIRE_WINDOW		128	/* PSNs in flight */
 #define HCA_WIRE_ACKREQ_EVERY	32	/* packets between ACK requests */
+#define HCA_WIRE_ACK_COALESCE	16	/* ACK requests one owed ACK answers */
 #define HCA_WIRE_RSP_QLEN	1024	/* responses queued for the executor */
 #define HCA_WIRE_ATOMIC_REPLAY	16	/* atomic results kept for duplicates */
 #define HCA_WIRE_RD_HOLD_MAX_NS	(16 * NSEC_PER_MSEC) /* see comp_gap */
@@ -90,6 +91,7 @@ struct hca_wire_resp {
 	u32 wr_len;
 	u32 xrc_srqn;			/* XRC: the SRQ its first packet named */
 	u16 atomic_next;
+	atomic64_t ack_owed;		/* a coalesced ACK (wire_resp.c) */
 	struct {
 		u32 psn;
 		bool valid;
@@ -170,6 +172,7 @@ void hca_wire_req_timer(struct hca_qp *qp);
 
 /* wire_resp.c: answers (ACK, NAK) to the peer. */
 void hca_wire_send_ack(struct hca_qp *qp, u8 syndrome, u32 psn);
+void hca_wire_ack_flush(struct hca_qp *qp);
 /* Count NAK @syndrome (AETH) into @cnt: sent by a responder or received. */
 void hca_wire_count_nak(u64 *cnt, u8 syndrome, bool sent);
 

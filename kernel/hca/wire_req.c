@@ -176,6 +176,7 @@ static void hca_wire_req_packet(struct hca_qp *qp, struct hca_wire_qp *wq,
 		r->noack = 0;
 	}
 
+	hca_wire_ack_flush(qp);		/* its responder's owed ACK first */
 	skb = hca_wire_alloc(qp->hca, &wq->addr, &h, paylen, &payload);
 	if (skb) {
 		if (paylen)

@@ -75,30 +75,127 @@ void hca_wire_count_nak(u64 *cnt, u8 syndrome, bool sent)
 			      hca_wire_nak_counter[value].rcvd, 1);
 }
 
-void hca_wire_send_ack(struct hca_qp *qp, u8 syndrome, u32 psn)
+/* An ACK or NAK for @psn with @msn, to the peer. */
+static void hca_wire_ack_out(struct hca_qp *qp, u8 syndrome, u32 psn, u32 msn)
 {
 	struct hca_wire_qp *wq = qp->eng->wire;
 	struct hca_wire_hdr h;
 	struct sk_buff *skb;
 	u8 *payload;
 
-	if (qp->type->unreliable)
-		return;		/* UC answers nothing */
 	hca_wire_count_nak(qp->eng->resp_cnt, syndrome, true);
 	hca_wire_hdr_to_peer(&h, qp, HCA_WOP_ACK, psn);
 	h.aeth.syndrome = syndrome;
-	h.aeth.msn = wq->resp.msn;
+	h.aeth.msn = msn;
 	skb = hca_wire_alloc(qp->hca, &wq->addr, &h, 0, &payload);
 	if (skb)
 		hca_wire_send(qp->hca, skb);
 }
 
-static void hca_wire_resp_ack(struct hca_qp *qp,
+void hca_wire_send_ack(struct hca_qp *qp, u8 syndrome, u32 psn)
+{
+	if (qp->type->unreliable)
+		return;		/* UC answers nothing */
+	hca_wire_ack_flush(qp);
+	hca_wire_ack_out(qp, syndrome, psn, qp->eng->wire->resp.msn);
+}
+
+/*
+ * ACK coalescing. While the receive path takes a batch of packets
+ * (hca_wire_run_rx()), an ACK that a SEND or WRITE packet asks for is owed,
+ * not sent: the batch's end sends one ACK for the newest PSN, which
+ * acknowledges every request before it (IBTA 9.7.5.1.1; a ConnectX
+ * coalesces too). A burst of small WRITEs then costs one ACK packet, not
+ * one per message. At most HCA_WIRE_ACK_COALESCE requests share an ACK,
+ * and every other packet of the QP (a NAK, a READ response, an atomic ACK,
+ * a request of its requester) sends the owed ACK first: nothing overtakes
+ * it. The responder owes under resp_lock; whoever sends it takes it with
+ * one exchange, from any context.
+ */
+#define HCA_ACK_OWED		BIT_ULL(63)
+#define HCA_ACK_COUNT_SHIFT	48
+#define HCA_ACK_MSN_SHIFT	24
+
+void hca_wire_ack_flush(struct hca_qp *qp)
+{
+	struct hca_wire_qp *wq = READ_ONCE(qp->eng->wire);
+	enum hca_qp_state state;
+	u64 owed;
+
+	if (!wq || !atomic64_read(&wq->resp.ack_owed))
+		return;
+	owed = atomic64_xchg(&wq->resp.ack_owed, 0);
+	state = READ_ONCE(qp->state);
+	/* A QP in ERR (or reset since) answers nothing. */
+	if (!(owed & HCA_ACK_OWED) || state < HCA_QPS_RTR ||
+	    state == HCA_QPS_ERR)
+		return;
+	hca_wire_ack_out(qp, HCA_AETH_ACK | HCA_AETH_NO_CREDITS,
+			 owed & HCA_PSN_MASK,
+			 (owed >> HCA_ACK_MSN_SHIFT) & HCA_PSN_MASK);
+}
+
+/* Is @qp's owed ACK sent at the end of @ctx's batch? Then @ctx holds it. */
+static bool hca_wire_ack_track(struct hca_exec_ctx *ctx, struct hca_qp *qp)
+{
+	unsigned int i;
+
+	if (!ctx->acks_open)
+		return false;
+	for (i = 0; i < ctx->nr_acks; i++)
+		if (ctx->acks[i] == qp)
+			return true;
+	if (ctx->nr_acks == HCA_CTX_ACKS)
+		return false;
+	refcount_inc(&qp->users);
+	ctx->acks[ctx->nr_acks++] = qp;
+	return true;
+}
+
+/* Under resp_lock: the request at @psn asked for an ACK. */
+static void hca_wire_ack_owe(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+			     u32 psn)
+{
+	struct hca_wire_resp *rs = &qp->eng->wire->resp;
+	u64 old, new, n;
+
+	if (!hca_wire_ack_track(ctx, qp)) {
+		hca_wire_send_ack(qp, HCA_AETH_ACK | HCA_AETH_NO_CREDITS, psn);
+		return;
+	}
+	old = atomic64_read(&rs->ack_owed);
+	do {
+		n = old & HCA_ACK_OWED ? (old >> HCA_ACK_COUNT_SHIFT & 0xff) + 1 : 1;
+		if (n >= HCA_WIRE_ACK_COALESCE) {
+			/* This ACK answers the owed ones too. */
+			atomic64_set(&rs->ack_owed, 0);
+			hca_wire_ack_out(qp, HCA_AETH_ACK | HCA_AETH_NO_CREDITS,
+					 psn, rs->msn);
+			return;
+		}
+		new = HCA_ACK_OWED | n << HCA_ACK_COUNT_SHIFT |
+		      (u64)(rs->msn & HCA_PSN_MASK) << HCA_ACK_MSN_SHIFT | psn;
+	} while (!atomic64_try_cmpxchg(&rs->ack_owed, &old, new));
+}
+
+/* The end of a receive batch: the owed ACKs go out. */
+void hca_wire_acks_flush(struct hca_exec_ctx *ctx)
+{
+	struct hca_qp *qp;
+
+	while (ctx->nr_acks) {
+		qp = ctx->acks[--ctx->nr_acks];
+		hca_wire_ack_flush(qp);
+		hca_qp_put(qp);
+	}
+	ctx->acks_open = false;
+}
+
+static void hca_wire_resp_ack(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			      const struct hca_wire_pkt *pkt)
 {
-	if (pkt->h.flags & HCA_BTH_ACKREQ)
-		hca_wire_send_ack(qp, HCA_AETH_ACK | HCA_AETH_NO_CREDITS,
-				  pkt->h.psn);
+	if ((pkt->h.flags & HCA_BTH_ACKREQ) && !qp->type->unreliable)
+		hca_wire_ack_owe(ctx, qp, pkt->h.psn);
 }
 
 /*
@@ -386,7 +483,7 @@ static void hca_wire_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 				  SOFTHCA_CQE_RESP_SEND, end);
 		hca_wire_resp_msg_done(rs);
 	}
-	hca_wire_resp_ack(qp, pkt);
+	hca_wire_resp_ack(ctx, qp, pkt);
 }
 
 /* WRITE's first packet: the RETH, checked over the whole range. */
@@ -479,7 +576,7 @@ static void hca_wire_resp_write(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 					  end);
 		hca_wire_resp_msg_done(rs);
 	}
-	hca_wire_resp_ack(qp, pkt);
+	hca_wire_resp_ack(ctx, qp, pkt);
 }
 
 /*
@@ -492,6 +589,7 @@ static void hca_wire_resp_read_out(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	struct hca_wire_qp *wq = qp->eng->wire;
 	u32 n = max_t(u32, 1, DIV_ROUND_UP(len, wq->mtu)), k;
 
+	hca_wire_ack_flush(qp);		/* an owed ACK first */
 	for (k = 0; k < n; k++) {
 		u32 off = k * wq->mtu, paylen = min(wq->mtu, len - off);
 		struct hca_wire_hdr h;
@@ -559,6 +657,7 @@ static void hca_wire_resp_atomic_ack(struct hca_qp *qp, u32 psn, u64 orig)
 	struct sk_buff *skb;
 	u8 *payload;
 
+	hca_wire_ack_flush(qp);		/* an owed ACK first */
 	hca_wire_hdr_to_peer(&h, qp, HCA_WOP_ATOMIC_ACK, psn);
 	h.aeth.syndrome = HCA_AETH_ACK | HCA_AETH_NO_CREDITS;
 	h.aeth.msn = wq->resp.msn;
