@@ -7,7 +7,10 @@
 # drops; the suites make check runs on the local fabric) run between shca9
 # and shca8 (SOFTHCA_RC_CROSS),
 # softhca's own semantics judged on both ends; shca9's wire counters must
-# grow in every row. Everything is put back at the end, also on failure.
+# grow in every row. Then: the responder coalesces ACKs (an 8 B
+# ib_write_bw burst), and rc_ops again with every post a wake-up call
+# (engine_poll=0: the callers send and take the packets). Everything is put
+# back at the end, also on failure.
 set -u
 here=$(dirname "$0")
 out=$(mktemp -d)
@@ -18,12 +21,12 @@ had_shca0=0
 # shellcheck source=selftests/lib/wire_bed.sh
 . "$here/lib/wire_bed.sh"
 
-trap 'wire_bed_restore; rm -rf "$out"' EXIT
+trap 'echo 1 >/sys/module/softhca/parameters/engine_poll; wire_bed_restore; rm -rf "$out"' EXIT
 
 suites=(rc_ops rc_errors rc_threads rc_stress mkey_inv mw uc)
 echo "TAP version 13"
 rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
-echo "1..$((${#suites[@]} + 1))"
+echo "1..$((${#suites[@]} + 4))"
 if ! wire_bed_far || ! wire_bed_near || ! echo 1 >/sys/module/softhca/parameters/force_wire; then
 	for b in "${suites[@]}" unknown_qpn; do nok "$b over the wire: the bed"; done
 	exit 1
@@ -46,6 +49,40 @@ for b in "${suites[@]}"; do
 done
 # transport_retry_exceeded and route_to_destroyed_qp_times_out send at
 # least a request and two retries each to a QP destroyed on the far end.
+
+# ACK coalescing (Documentation/wire.md, "Reliable connection"): a burst of
+# 8 B WRITEs asks for an ACK per message, the responder answers a batch
+# with one ACK per 16 requests at most, so shca8 sends far fewer packets
+# than it takes (one per request without coalescing).
+tmo=120 port=18600 its=20000  # n is the TAP count
+rx0=$(wire_stat shca8 wire_rx_packets near)
+tx0=$(wire_stat shca8 wire_tx_packets near)
+xrun "ib_write_bw 8 B x $its shca8 server, shca9 client" "check_bw 8 $its" near far 198.18.0.2 \
+	ib_write_bw -d shca8 -x "$g8" -F -s 8 -n "$its" -- ib_write_bw -d shca9 -x "$g9" -F -s 8 -n "$its"
+rx=$(($(wire_stat shca8 wire_rx_packets near) - rx0))
+tx=$(($(wire_stat shca8 wire_tx_packets near) - tx0))
+if [ "$rx" -ge "$its" ] && [ $((tx * 4)) -le "$rx" ]; then
+	ok "the responder coalesced its ACKs # shca8 took $rx packets, sent $tx"
+else
+	nok "the responder coalesced its ACKs # shca8 took $rx packets (want >= $its), sent $tx (want <= 1/4 of them)"
+fi
+
+# Every post through the wake-up call (the thread never polls): the
+# callers send their wire QPs' packets and take the wire's receive queues
+# themselves (wire.md, "Receive, a wake-up call").
+p=/sys/module/softhca/parameters
+w0=$(cat $p/engine_wakeups)
+echo 0 >$p/engine_poll
+wire_suite "rc_ops shca9 <-> shca8 over the wire, every post a wake-up call (engine_poll=0)" \
+	"shca9 shca8" rc_ops 100
+echo 1 >$p/engine_poll
+w=$(($(cat $p/engine_wakeups) - w0))
+if [ "$w" -ge 1000 ]; then
+	ok "wake-up calls carried rc_ops over the wire # engine_wakeups +$w"
+else
+	nok "wake-up calls carried rc_ops over the wire # engine_wakeups +$w, want >= 1000"
+fi
+
 if [ $((u1 - u0)) -ge 6 ]; then
 	ok "RC packets to destroyed QPs counted as wire_rx_unknown_qpn_drops # +$((u1 - u0)) during rc_errors"
 else
