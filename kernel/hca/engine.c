@@ -862,7 +862,8 @@ void hca_wakeup_call(struct hca_uar *uar)
 	struct hca_engine_dev *eh = a->hca->eng;
 	unsigned int t, counted = 0;
 	struct hca_exec_ctx *ctx;
-	int cpu;
+	int cpu = 0;
+	bool wire;
 
 	this_cpu_inc(engine_wakeups);
 	this_cpu_inc(*eh->wakeups);
@@ -874,7 +875,10 @@ void hca_wakeup_call(struct hca_uar *uar)
 		}
 		return;
 	}
-	cpu = hca_wakeup_caller_begin();
+	/* No port on the wire: none of it costs a call anything. */
+	wire = hca_wire_receiving();
+	if (wire)
+		cpu = hca_wakeup_caller_begin();
 	/* The doorbells the caller (or anyone) stored before calling. */
 	smp_mb();
 	for (t = 0; t < hca_engine_nr_threads; t++) {
@@ -890,8 +894,10 @@ void hca_wakeup_call(struct hca_uar *uar)
 	}
 	if (!counted)
 		hca_wakeup_count(&hca_engine_threads[0]);
-	hca_wakeup_wire_rx(ctx);
-	hca_wakeup_caller_end(cpu);
+	if (wire) {
+		hca_wakeup_wire_rx(ctx);
+		hca_wakeup_caller_end(cpu);
+	}
 	hca_ctx_put(eh, ctx);
 }
 

@@ -256,6 +256,7 @@ struct sock *hca_wire_sock(struct hca *hca, bool v4);
  * is there any (one load), and drain them (budgeted). engine.c.
  */
 bool hca_wire_rx_pending(struct hca_engine_thread *thr);
+bool hca_wire_receiving(void);
 bool hca_wire_run_rx(struct hca_exec_ctx *ctx, struct hca_engine_thread *thr);
 void hca_wire_acks_flush(struct hca_exec_ctx *ctx);
 /* Module init / exit: the pernet operations of the tunnel sockets. */

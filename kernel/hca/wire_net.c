@@ -94,6 +94,14 @@ struct hca_wire_stats {
 	u64 v[HCA_HCNT_ODP_FIRST - HCA_HCNT_WIRE_FIRST];
 };
 
+/* Ports with a socket: packets may come (hca_wire_receiving()). */
+static atomic_t hca_wire_receivers = ATOMIC_INIT(0);
+
+bool hca_wire_receiving(void)
+{
+	return atomic_read(&hca_wire_receivers);
+}
+
 /* Binds, unbinds and namespace exits, one at a time. */
 static DEFINE_MUTEX(hca_wire_lock);
 static unsigned int hca_wire_net_id;
@@ -460,8 +468,10 @@ static int hca_wire_bind(struct hca *hca, struct net_device *ndev)
 			hca->name, HCA_ROCE_UDP_PORT);
 	else
 		port->wn = hca_wire_net_get(hca, net);
-	if (port->wn)
+	if (port->wn) {
 		list_add_tail_rcu(&port->node, &port->wn->ports);
+		atomic_inc(&hca_wire_receivers);
+	}
 	rcu_assign_pointer(hca->wire, port);
 	mutex_unlock(&hca_wire_lock);
 	return 0;
@@ -488,8 +498,10 @@ void hca_wire_unbind(struct hca *hca)
 					 lockdep_is_held(&hca_wire_lock));
 	if (port) {
 		RCU_INIT_POINTER(hca->wire, NULL);
-		if (port->wn)
+		if (port->wn) {
 			list_del_rcu(&port->node);
+			atomic_dec(&hca_wire_receivers);
+		}
 	}
 	mutex_unlock(&hca_wire_lock);
 	if (!port)
