@@ -82,11 +82,11 @@ pingpong() {
 	[ "$sns" = - ] || spre=(ip netns exec "$sns")
 	[ "$cns" = - ] || cpre=(ip netns exec "$cns")
 	port=$((port + 1))
-	timeout -k 5 "$tmo" "${spre[@]}" ibv_ud_pingpong -d "$sd" -g "$sg" -s "$s" \
+	timeout -k 5 "$tmo" "${spre[@]}" "${pp_tool:-ibv_ud_pingpong}" -d "$sd" -g "$sg" -s "$s" \
 		-n "$iters" -c -p "$port" >"$out/srv" 2>&1 &
 	srv=$!
 	wait_port "$port" "$sns" || sleep 1
-	timeout -k 5 "$tmo" "${cpre[@]}" ibv_ud_pingpong -d "$cd" -g "$cg" -s "$s" \
+	timeout -k 5 "$tmo" "${cpre[@]}" "${pp_tool:-ibv_ud_pingpong}" -d "$cd" -g "$cg" -s "$s" \
 		-n "$iters" -c -p "$port" "$addr" >"$out/cli" 2>&1
 	c=$?
 	wait "$srv"
@@ -126,6 +126,24 @@ wire_row() {
 	fi
 }
 
+# rc6_row LABEL SRV_NS SRV_DEV SRV_GID CLI_NS CLI_DEV CLI_GID ADDR: an
+# ibv_rc_pingpong -c of 4 KiB over IPv6 GIDs (an RC QP's route is kept in
+# its per-CPU cache, wire_pkt.c): 4 request packets a message each way.
+rc6_row() {
+	local label=$1 b0 b1; shift
+	read -r -a b0 <<<"$(counts shca9 far)"
+	if ! pp_tool=ibv_rc_pingpong pingpong "$label" 4096 "$pp_n" "$@"; then
+		nok "$label"
+		return
+	fi
+	read -r -a b1 <<<"$(counts shca9 far)"
+	if [ $((b1[0] - b0[0])) -ge $((4 * pp_n)) ] && [ $((b1[1] - b0[1])) -ge $((4 * pp_n)) ]; then
+		ok "$label # $sum; shca9 sent $((b1[0] - b0[0])), took $((b1[1] - b0[1])) packets"
+	else
+		nok "$label # shca9 sent $((b1[0] - b0[0])), took $((b1[1] - b0[1])) packets, want >= $((4 * pp_n)) each"
+	fi
+}
+
 echo "TAP version 13"
 for t in tcpdump tshark rping ibv_ud_pingpong; do
 	command -v "$t" >/dev/null || { echo "1..0 # SKIP $t is not installed (scripts/deps)"; exit 0; }
@@ -134,7 +152,7 @@ done
 rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
 
 sizes=(1 512 1000 1024)
-echo "1..$((2 * ${#sizes[@]} + 2 + 7))"
+echo "1..$((2 * ${#sizes[@]} + 4 + 7))"
 if ! bed_up; then
 	nok "the bed: veth0 and shca9 in netns far, rxe0 on veth1, their GIDs"
 	rdma link show | sed 's/^/# /'
@@ -151,6 +169,10 @@ wire_row "ibv_ud_pingpong over IPv6 link-local GIDs, shca9 server, size 256 x $p
 	256 "$pp_n" far shca9 "$g96" - rxe0 "$gx6" 198.18.0.1
 wire_row "ibv_ud_pingpong over IPv6 link-local GIDs, rxe0 server, size 256 x $pp_n" \
 	256 "$pp_n" - rxe0 "$gx6" far shca9 "$g96" 198.18.0.2
+rc6_row "ibv_rc_pingpong over IPv6 link-local GIDs, shca9 server, 4 KiB x $pp_n" \
+	far shca9 "$g96" - rxe0 "$gx6" 198.18.0.1
+rc6_row "ibv_rc_pingpong over IPv6 link-local GIDs, rxe0 server, 4 KiB x $pp_n" \
+	- rxe0 "$gx6" far shca9 "$g96" 198.18.0.2
 
 # The capture: 100 round trips of 700 bytes, both directions on veth1.
 tcpdump -i veth1 --immediate-mode -s 2048 -B 8192 -U -w "$out/cap.pcap" udp port 4791 2>"$out/td" &

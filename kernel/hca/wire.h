@@ -17,6 +17,7 @@
 
 #include <linux/skbuff.h>
 #include <linux/types.h>
+#include <net/dst_cache.h>
 
 #include "engine.h"
 
@@ -160,6 +161,7 @@ struct hca_wire_addr {
 	u8 smac[6];
 	u16 vlan_id;
 	u8 vlan;			/* @vlan_id is valid */
+	struct dst_cache *route;	/* an RC QP's; NULL: looked up per packet */
 };
 
 /* A received packet, its ICRC and headers checked (wire_pkt.c). */

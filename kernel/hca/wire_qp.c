@@ -29,6 +29,9 @@ static int hca_wire_qp_path(struct hca_qp *qp, struct hca_wire_qp *wq)
 	wq->addr.hop_limit = a.hop_limit;
 	wq->addr.flow_label = a.flow_label;
 	wq->addr.udp_sport = hca_wire_sport(a.flow_label, qp->qpn, a.dest_qpn);
+	/* A route of the last connection is looked up again. */
+	dst_cache_reset(&wq->route);
+	wq->addr.route = &wq->route;
 	wq->dest_qpn = a.dest_qpn;
 	wq->mtu = a.path_mtu;
 	memset(&wq->resp, 0, sizeof(wq->resp));
@@ -59,6 +62,10 @@ int hca_wire_qp_rtr(struct hca_qp *qp)
 		wq = kzalloc(sizeof(*wq), GFP_KERNEL);
 		if (!wq)
 			return -ENOMEM;
+		if (dst_cache_init(&wq->route, GFP_KERNEL)) {
+			kfree(wq);
+			return -ENOMEM;
+		}
 		e->wire_mem = wq;
 	}
 	mutex_lock(&e->exec_lock);
@@ -105,6 +112,8 @@ void hca_wire_qp_fini(struct hca_qp *qp)
 
 	skb_queue_purge(&e->wire_rsp);
 	e->wire = NULL;
+	if (e->wire_mem)
+		dst_cache_destroy(&e->wire_mem->route);
 	kfree(e->wire_mem);
 	e->wire_mem = NULL;
 }

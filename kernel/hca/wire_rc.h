@@ -101,6 +101,7 @@ struct hca_wire_resp {
 
 struct hca_wire_qp {
 	struct hca_wire_addr addr;	/* to the peer; written at RTR */
+	struct dst_cache route;		/* to the peer, per CPU; reset at RTR */
 	u32 dest_qpn;
 	u32 mtu;
 	struct hca_wire_req req;
