@@ -206,7 +206,6 @@ static void hca_wire_rx_list(struct hca_wire_port *port)
 
 static void hca_wire_queue(struct hca_wire_port *port, struct sk_buff *skb)
 {
-
 	if (skb_queue_len(&port->rxq) >= READ_ONCE(wire_rx_queue_len)) {
 		hca_wire_count(port->hca, HCA_HCNT_WIRE_RX_QUEUE_FULL, 1);
 		kfree_skb(skb);
