@@ -73,8 +73,8 @@ MODULE_PARM_DESC(engine_wake_window_us,
 
 /*
  * A sleeping thread is woken for work that waits for it alone: packets
- * from the wire, a wire QP's requests (they leave from their thread only),
- * expired retries. At nice 0 a woken thread often waited for the next
+ * from the wire no wake-up call takes, kernel QPs' doorbells, expired
+ * retries. At nice 0 a woken thread often waited for the next
  * scheduler tick (4 ms) behind a task busy-polling its CQ, since its
  * polling had used up the vruntime credit a wake-up preempts with; at -20
  * it runs at once. Polling is always done at nice 0.
