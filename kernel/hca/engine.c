@@ -72,20 +72,30 @@ MODULE_PARM_DESC(engine_wake_window_us,
 		 "Two wake-up calls within this time restart the polling thread (default 1000)");
 
 /*
- * The thread is the device, so it runs ahead of the applications that
- * feed it, as rxe's softirq work does. Asleep: a woken thread at nice 0
- * often waited for the next scheduler tick (4 ms) behind a task
- * busy-polling its CQ, its polling having used up the vruntime credit a
- * wake-up preempts with. Polling: at nice 0 among more busy tasks than
- * CPUs (8 perftest pairs on 2 vCPUs) the scheduler kept preempting it,
- * it backed off, and every post paid a wake-up call. A thread that shares
- * its CPU still moves or backs off within engine_yield_us, so a poster on
- * that CPU waits no longer than at nice 0.
+ * A sleeping thread is woken for work that waits for it alone: packets
+ * from the wire no wake-up call takes, kernel QPs' doorbells, expired
+ * retries. At nice 0 a woken thread often waited for the next scheduler
+ * tick (4 ms) behind a task busy-polling its CQ, since its polling had
+ * used up the vruntime credit a wake-up preempts with; at -20 it runs at
+ * once.
  */
-static int engine_nice = MIN_NICE;
-module_param(engine_nice, int, 0644);
-MODULE_PARM_DESC(engine_nice,
-		 "Nice value of the engine threads, polling and asleep (default -20)");
+static int engine_sleep_nice = MIN_NICE;
+module_param(engine_sleep_nice, int, 0644);
+MODULE_PARM_DESC(engine_sleep_nice,
+		 "Nice value of a sleeping engine thread, which it runs its wake-ups at (default -20)");
+
+/*
+ * Polling at nice 0 shares the CPUs with the applications. Below 0 the
+ * load balancer gives the thread a CPU of its own and packs every other
+ * task onto the rest, where they cannot make it back off: more message
+ * rate when the applications only wait for the engine (8 perftest pairs
+ * on 2 vCPUs), half the CPU for an application that computes beside one
+ * that posts (engine.md, "Priority").
+ */
+static int engine_poll_nice;
+module_param(engine_poll_nice, int, 0644);
+MODULE_PARM_DESC(engine_poll_nice,
+		 "Nice value of a polling engine thread (default 0)");
 
 static bool engine_poll = true;
 module_param(engine_poll, bool, 0644);
@@ -430,10 +440,10 @@ static bool hca_engine_stop_sleeping(struct hca_engine_thread *thr)
 	return kthread_should_stop() || atomic_read(&thr->poll_req);
 }
 
-/* Apply engine_nice, at start and after each sleep (it may have changed). */
-static void hca_engine_renice(void)
+/* Set the thread's nice value to @nice (a parameter), if not already. */
+static void hca_engine_renice(int nice)
 {
-	long nice = clamp(READ_ONCE(engine_nice), MIN_NICE, MAX_NICE);
+	nice = clamp(nice, MIN_NICE, MAX_NICE);
 
 	if (task_nice(current) != nice)
 		set_user_nice(current, nice);
@@ -480,6 +490,7 @@ static void hca_engine_sleep(struct hca_engine_thread *thr,
 	WRITE_ONCE(thr->state, why);
 	hca_area_flags(thr, true);
 	mutex_unlock(&thr->watch_lock);
+	hca_engine_renice(READ_ONCE(engine_sleep_nice));
 	for (;;) {
 		mutex_lock(&thr->watch_lock);
 		set_current_state(TASK_INTERRUPTIBLE);
@@ -548,7 +559,7 @@ static void hca_engine_sleep(struct hca_engine_thread *thr,
 			break;
 	}
 	__set_current_state(TASK_RUNNING);
-	hca_engine_renice();
+	hca_engine_renice(READ_ONCE(engine_poll_nice));
 	/*
 	 * Woken by wake-up calls soon after going idle: the pause in the
 	 * traffic was shorter than the idle window (a descheduled vCPU, an
@@ -666,7 +677,7 @@ static int hca_engine_thread(void *data)
 	u64 waited = hca_run_delay();
 	bool progress;
 
-	hca_engine_renice();
+	hca_engine_renice(READ_ONCE(engine_poll_nice));
 	/* The thread's own timing: local_clock(), cheap on every machine. */
 	prev = local_clock();
 	while (!kthread_should_stop()) {
