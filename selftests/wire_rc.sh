@@ -10,6 +10,7 @@
 #    veth1; tshark then decodes the capture with no malformed packet and
 #    finds every RC opcode softhca sends;
 #  - the eight perftest tests (send/write/read/atomic, lat and bw);
+#  - completion events: ibv_rc_pingpong -e -c 4 KiB and ib_send_lat -e;
 #  - UC: ibv_uc_pingpong -c at 1 B and 4 KiB, ib_send_lat and ib_write_lat
 #    -c UC;
 #  - rping -v (rdma_cm's handshake, then RC SEND/READ/WRITE it verifies).
@@ -38,7 +39,7 @@ sizes=(1 4096 65536 1048576)
 perf=(ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw)
 uc_sizes=(1 4096)
 uc_perf=(ib_send_lat ib_write_lat)
-echo "1..$((2 * ${#sizes[@]} + 2 + 1 + 2 * ${#perf[@]} + 2 + 2 * ${#uc_sizes[@]} + 2 * ${#uc_perf[@]}))"
+echo "1..$((2 * ${#sizes[@]} + 2 + 1 + 2 * ${#perf[@]} + 4 + 2 + 2 * ${#uc_sizes[@]} + 2 * ${#uc_perf[@]}))"
 if ! wire_bed_far || ! wire_bed_rxe; then
 	nok "the bed: veth0 and shca9 in netns far, rxe0 on veth1, their GIDs"
 	exit 1
@@ -103,6 +104,22 @@ for t in "${perf[@]}"; do
 	xrun "$t rxe0 server, shca9 client" "$chk" - far 198.18.0.2 \
 		"$t" -d rxe0 -x "$gx" -F "${args[@]}" -- "$t" -d shca9 -x "$g9" -F "${args[@]}"
 done
+
+# Completion events across the wire: both ends sleep in ibv_get_cq_event,
+# so every message waits for the completion channel (EQ, tasklet, uverbs
+# event) of the end it reaches, and ib_send_lat -e checks each one.
+xrun "ibv_rc_pingpong -e shca9 server, rxe0 client, 4096 B x 200" \
+	"check_pingpong 4096 200" far - 198.18.0.1 \
+	ibv_rc_pingpong -e -d shca9 -g "$g9" -s 4096 -n 200 -c -- \
+	ibv_rc_pingpong -e -d rxe0 -g "$gx" -s 4096 -n 200 -c
+xrun "ibv_rc_pingpong -e rxe0 server, shca9 client, 4096 B x 200" \
+	"check_pingpong 4096 200" - far 198.18.0.2 \
+	ibv_rc_pingpong -e -d rxe0 -g "$gx" -s 4096 -n 200 -c -- \
+	ibv_rc_pingpong -e -d shca9 -g "$g9" -s 4096 -n 200 -c
+xrun "ib_send_lat -e shca9 server, rxe0 client" "check_lat 64 200" far - 198.18.0.1 \
+	ib_send_lat -e -d shca9 -x "$g9" -F -s 64 -n 200 -- ib_send_lat -e -d rxe0 -x "$gx" -F -s 64 -n 200
+xrun "ib_send_lat -e rxe0 server, shca9 client" "check_lat 64 200" - far 198.18.0.2 \
+	ib_send_lat -e -d rxe0 -x "$gx" -F -s 64 -n 200 -- ib_send_lat -e -d shca9 -x "$g9" -F -s 64 -n 200
 
 # UC: its packets (no ACKs), judged by rxe's UC; ping-pong only, as a
 # message that finds no receive posted is dropped, and a run that lost one

@@ -8,7 +8,8 @@
 # and shca8 (SOFTHCA_RC_CROSS),
 # softhca's own semantics judged on both ends; shca9's wire counters must
 # grow in every row. Then: the responder coalesces ACKs (an 8 B
-# ib_write_bw burst), and rc_ops again with every post a wake-up call
+# ib_write_bw burst), completion events on both ends (ibv_rc_pingpong -e
+# and ib_send_lat -e), and rc_ops again with every post a wake-up call
 # (engine_poll=0: the callers send and take the packets). Everything is put
 # back at the end, also on failure.
 set -u
@@ -26,7 +27,7 @@ trap 'echo 1 >/sys/module/softhca/parameters/engine_poll; wire_bed_restore; rm -
 suites=(rc_ops rc_errors rc_threads rc_stress mkey_inv mw uc)
 echo "TAP version 13"
 rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
-echo "1..$((${#suites[@]} + 4))"
+echo "1..$((${#suites[@]} + 6))"
 if ! wire_bed_far || ! wire_bed_near || ! echo 1 >/sys/module/softhca/parameters/force_wire; then
 	for b in "${suites[@]}" unknown_qpn; do nok "$b over the wire: the bed"; done
 	exit 1
@@ -66,6 +67,15 @@ if [ "$rx" -ge "$its" ] && [ $((tx * 4)) -le "$rx" ]; then
 else
 	nok "the responder coalesced its ACKs # shca8 took $rx packets (want >= $its), sent $tx (want <= 1/4 of them)"
 fi
+
+# Completion events on both ends of the wire: each message wakes the
+# process it reaches through its CQ's EQ, tasklet and completion channel.
+xrun "ibv_rc_pingpong -e -c 4096 B x 200 shca8 server, shca9 client" "check_pingpong 4096 200" \
+	near far 198.18.0.2 \
+	ibv_rc_pingpong -e -d shca8 -g "$g8" -s 4096 -n 200 -c -- \
+	ibv_rc_pingpong -e -d shca9 -g "$g9" -s 4096 -n 200 -c
+xrun "ib_send_lat -e shca8 server, shca9 client" "check_lat 64 200" near far 198.18.0.2 \
+	ib_send_lat -e -d shca8 -x "$g8" -F -s 64 -n 200 -- ib_send_lat -e -d shca9 -x "$g9" -F -s 64 -n 200
 
 # Every post through the wake-up call (the thread never polls): the
 # callers send their wire QPs' packets and take the wire's receive queues
