@@ -875,8 +875,10 @@ static void hca_wire_resp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	struct hca_engine_qp *e = qp->eng;
 	enum hca_qp_state state = READ_ONCE(qp->state);
 
-	if (!hca_qp_state_receives(state))
+	if (!hca_qp_state_receives(state)) {
+		hca_wire_count(qp->hca, HCA_HCNT_WIRE_RX_QP_STATE, 1);
 		return;
+	}
 	if (unlikely(state == HCA_QPS_RTR) && !e->comm_est) {
 		e->comm_est = true;
 		hca_eq_qp_event(qp->hca, SOFTHCA_EVENT_TYPE_COMM_EST, qp->qpn,
@@ -891,7 +893,10 @@ static void hca_wire_resp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 
 /* ---- the receive path's entry --------------------------------------------- */
 
-/* A response for the executor; false: dropped (nothing waits, queue full). */
+/*
+ * A response for the executor; false: dropped and counted (nothing waits
+ * for it: a late duplicate or a forgery; or the queue is full).
+ */
 static bool hca_wire_rsp_queue(struct hca_qp *qp, struct hca_wire_pkt *pkt)
 {
 	struct hca_engine_qp *e = qp->eng;
@@ -899,9 +904,14 @@ static bool hca_wire_rsp_queue(struct hca_qp *qp, struct hca_wire_pkt *pkt)
 	u32 payoff = pkt->payload - pkt->skb->data;
 
 	BUILD_BUG_ON(sizeof(*cb) > sizeof(pkt->skb->cb));
-	if (READ_ONCE(qp->sq_ci) == hca_sq_posted(qp) ||
-	    skb_queue_len(&e->wire_rsp) >= HCA_WIRE_RSP_QLEN)
+	if (READ_ONCE(qp->sq_ci) == hca_sq_posted(qp)) {
+		hca_wire_count(qp->hca, HCA_HCNT_WIRE_RX_UNSOLICITED, 1);
 		return false;
+	}
+	if (skb_queue_len(&e->wire_rsp) >= HCA_WIRE_RSP_QLEN) {
+		hca_wire_count(qp->hca, HCA_HCNT_WIRE_RX_QUEUE_FULL, 1);
+		return false;
+	}
 	cb->psn = pkt->h.psn;
 	cb->payoff = payoff;
 	cb->paylen = pkt->paylen;
@@ -984,14 +994,21 @@ void hca_wire_rc_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 	}
 	if (!(pkt->op->flags & HCA_WF_REQUEST)) {
 		/* Queued first: an executor may be taking the queue. */
-		if (hca_wire_from_peer(wq, pkt))
+		if (!hca_wire_from_peer(wq, pkt))
+			hca_wire_count(hca, HCA_HCNT_WIRE_RX_NOT_PEER, 1);
+		else
 			queued = hca_wire_rsp_queue(qp, pkt);
 		if (queued)
 			hca_wire_rsp_now(ctx, qp);
 		goto put;
 	}
 	mutex_lock(&e->resp_lock);
-	if (e->wire && hca_wire_from_peer(e->wire, pkt))
+	/* Under the lock: a RESET or another RTR may have come since. */
+	if (!e->wire)
+		hca_wire_count(hca, HCA_HCNT_WIRE_RX_UNKNOWN_QPN, 1);
+	else if (!hca_wire_from_peer(e->wire, pkt))
+		hca_wire_count(hca, HCA_HCNT_WIRE_RX_NOT_PEER, 1);
+	else
 		hca_wire_resp_packet(ctx, qp, pkt);
 	mutex_unlock(&e->resp_lock);
 put:
