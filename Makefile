@@ -70,13 +70,14 @@ TOOL_BINS := $(patsubst tools/%.c,$(B)/tools/%,$(TOOL_SRCS))
 
 tools: $(TOOL_BINS)
 
-# They share the QP-set helper of the selftests (selftests/lib/qpset.c);
-# cm_rate also needs librdmacm.
+# They share the QP-set helper and the RoCEv2 packet builder of the
+# selftests (selftests/lib/qpset.c, rocev2.c); cm_rate also needs librdmacm.
+TOOL_LIB := selftests/lib/qpset.c selftests/lib/rocev2.c
 $(B)/tools/cm_rate: TOOL_LIBS := -lrdmacm
-$(B)/tools/%: tools/%.c selftests/lib/qpset.c selftests/lib/qpset.h
+$(B)/tools/%: tools/%.c $(TOOL_LIB) $(TOOL_LIB:.c=.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -I$(CURDIR)/selftests/lib -o $@ $< \
-		selftests/lib/qpset.c -libverbs $(TOOL_LIBS)
+		$(TOOL_LIB) -libverbs $(TOOL_LIBS)
 
 check: deps
 	@$(MAKE) --no-print-directory all
