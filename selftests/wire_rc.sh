@@ -10,6 +10,9 @@
 #    veth1; tshark then decodes the capture with no malformed packet and
 #    finds every RC opcode softhca sends;
 #  - rc_errors' cross_dev tests both ways (RNR, remote access, timeouts);
+#  - wire_rc_fuzz: requests forged from a raw socket with rxe0's addresses
+#    at a live shca9 QP (rkeys, bounds, PSNs, duplicates, other sources,
+#    random requests): written only where an MR grants it, drops counted;
 #  - the eight perftest tests (send/write/read/atomic, lat and bw);
 #  - completion events: ibv_rc_pingpong -e -c 4 KiB and ib_send_lat -e;
 #  - UC: ibv_uc_pingpong -c at 1 B and 4 KiB, ib_send_lat and ib_write_lat
@@ -40,7 +43,7 @@ sizes=(1 4096 65536 1048576)
 perf=(ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw)
 uc_sizes=(1 4096)
 uc_perf=(ib_send_lat ib_write_lat)
-echo "1..$((2 * ${#sizes[@]} + 2 + 1 + 2 + 2 * ${#perf[@]} + 4 + 2 + 2 * ${#uc_sizes[@]} + 2 * ${#uc_perf[@]}))"
+echo "1..$((2 * ${#sizes[@]} + 2 + 1 + 2 + 1 + 2 * ${#perf[@]} + 4 + 2 + 2 * ${#uc_sizes[@]} + 2 * ${#uc_perf[@]}))"
 if ! wire_bed_far || ! wire_bed_rxe; then
 	nok "the bed: veth0 and shca9 in netns far, rxe0 on veth1, their GIDs"
 	exit 1
@@ -97,6 +100,9 @@ fi
 # the ACK timeout are judged against rxe as they are between softhca ends.
 wire_suite "rc_errors cross_dev: shca9 requester, rxe0 responder" "shca9 rxe0" rc_errors
 wire_suite "rc_errors cross_dev: rxe0 requester, shca9 responder" "rxe0 shca9" rc_errors
+# A hostile peer: packets forged with rxe0's addresses at a live shca9 QP.
+wire_suite "wire_rc_fuzz: forged requests at a live shca9 RC QP write only where an MR grants it" \
+	"shca9 rxe0" wire_rc_fuzz
 
 for t in "${perf[@]}"; do
 	case $t in
