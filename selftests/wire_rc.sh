@@ -11,7 +11,7 @@
 #    finds every RC opcode softhca sends;
 #  - rc_errors' cross_dev tests both ways (RNR, remote access, timeouts);
 #  - wire_rc_fuzz: requests forged from a raw socket with rxe0's addresses
-#    at a live shca9 QP (rkeys, bounds, PSNs, duplicates, other sources,
+#    at live shca9 RC and UC QPs (rkeys, bounds, PSNs, duplicates, other sources,
 #    random requests): written only where an MR grants it, drops counted;
 #  - the eight perftest tests (send/write/read/atomic, lat and bw);
 #  - completion events: ibv_rc_pingpong -e -c 4 KiB and ib_send_lat -e;
@@ -101,7 +101,7 @@ fi
 wire_suite "rc_errors cross_dev: shca9 requester, rxe0 responder" "shca9 rxe0" rc_errors
 wire_suite "rc_errors cross_dev: rxe0 requester, shca9 responder" "rxe0 shca9" rc_errors
 # A hostile peer: packets forged with rxe0's addresses at a live shca9 QP.
-wire_suite "wire_rc_fuzz: forged requests at a live shca9 RC QP write only where an MR grants it" \
+wire_suite "wire_rc_fuzz: forged requests at live shca9 RC and UC QPs write only where an MR grants it" \
 	"shca9 rxe0" wire_rc_fuzz
 
 for t in "${perf[@]}"; do

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A hostile peer on the wire against a live RC QP (issue 14 item 4,
- * Documentation/wire.md "Responder"): packets forged from a raw socket
- * with the peer's own addresses and the QP's number, each class checked
- * for what it must do and for what it must not write:
+ * A hostile peer on the wire against a live RC or UC QP (issue 14 item 4,
+ * Documentation/wire.md "Responder", "Unreliable connection"): packets
+ * forged from a raw socket with the peer's own addresses and the QP's
+ * number, each class checked for what it must do and for what it must not
+ * write (UC's answers where they differ):
  *
  * - a well-formed WRITE at the expected PSN lands exactly where its RETH
  *   says, and nowhere else (so the packets are right and the refusals
@@ -11,13 +12,17 @@
  * - a forged rkey, a WRITE past the MR, a WRITE with the rkey of an MR
  *   without REMOTE_WRITE: nothing written, a remote access NAK
  *   (rem_access_naks_sent), the QP in ERR with IBV_EVENT_QP_ACCESS_ERR;
+ *   UC: the message dropped (rx_access_drops), the QP in RTS;
  * - a PSN ahead: a sequence NAK, nothing written, the QP still in RTS and
- *   the WRITE at the expected PSN taken after it;
+ *   the WRITE at the expected PSN taken after it; UC: the message begins
+ *   there and lands (out_of_sequence);
  * - a duplicate (PSN behind) with other bytes: acknowledged, not executed;
+ *   UC has no duplicates: it begins a message and lands;
  * - addresses that are not the QP's path, an ACK with nothing outstanding,
  *   a request to a QP in ERR: dropped and counted (wire_rx_not_peer_drops,
- *   wire_rx_unsolicited_drops, wire_rx_qp_state_drops);
- * - rounds of random requests (every RC request opcode, PSNs around the
+ *   wire_rx_unsolicited_drops, wire_rx_qp_state_drops; an ACK to a UC QP
+ *   is not its transport: wire_rx_unknown_qpn_drops);
+ * - rounds of random requests (every request opcode of the transport, PSNs around the
  *   expected one, the window's rkey, a read-only MR's, a forged one,
  *   addresses and lengths in and around the window, random header bits),
  *   the QP reconnected after each round of 20, while a second pair of QPs
@@ -58,14 +63,24 @@ enum {
 #define SEED		0x5eed
 #define DROP_MS		3000		/* a counter that does not move by then */
 
+#define UC		0x20		/* the transport bits of a UC opcode */
+
 FIXTURE(fz) {
 	struct rc_pair p, q;		/* p: the target; q: traffic beside it */
 	uint8_t *big, *want;		/* the memory and what it must hold */
 	struct ibv_mr *win, *ro;
 	struct in_addr a_ip, b_ip;
 	uint32_t epsn;			/* the next PSN the target expects */
+	uint8_t tp;			/* 0 (RC) or UC */
 	int fd;
 };
+
+FIXTURE_VARIANT(fz) {
+	enum ibv_qp_type qp_type;
+};
+
+FIXTURE_VARIANT_ADD(fz, rc) { .qp_type = IBV_QPT_RC };
+FIXTURE_VARIANT_ADD(fz, uc) { .qp_type = IBV_QPT_UC };
 
 RC_SHCA1_GUARD()
 
@@ -99,8 +114,13 @@ FIXTURE_SETUP(fz)
 		SKIP(return, "needs SOFTHCA_RC_CROSS with a softhca end 0 on the wire (wire_rc.sh)");
 	rc_cfg_default(&c, RC_CROSS_DEV);
 	c.buf_size = 64 << 10;
-	ASSERT_EQ(0, rc_pair_open(&self->p, &c)) TH_LOG("%s", rc_err);
+	/* The traffic beside the target is RC in both variants. */
 	ASSERT_EQ(0, rc_pair_open(&self->q, &c)) TH_LOG("%s", rc_err);
+	c.qp_type = variant->qp_type;
+	if (variant->qp_type == IBV_QPT_UC)
+		c.qp_access = IBV_ACCESS_REMOTE_WRITE;
+	self->tp = variant->qp_type == IBV_QPT_UC ? UC : 0;
+	ASSERT_EQ(0, rc_pair_open(&self->p, &c)) TH_LOG("%s", rc_err);
 	self->big = aligned_alloc(4096, BIG);
 	self->want = malloc(BIG);
 	ASSERT_TRUE(self->big && self->want);
@@ -166,7 +186,7 @@ static void forge_write(struct __test_metadata *_metadata, FIXTURE_DATA(fz) *sel
 	ASSERT_GE(sizeof(pay), len);
 	rc_fill(pay, len, seed);
 	ASSERT_EQ(0, rocev2_send(self->fd, pkt,
-				 reth_req(pkt, src, self->a_ip, OP_WRITE_ONLY,
+				 reth_req(pkt, src, self->a_ip, self->tp | OP_WRITE_ONLY,
 					  A->qp->qp_num, psn, va, rkey, len, pay,
 					  len))) TH_LOG("sendto: %s", strerror(errno));
 }
@@ -274,18 +294,30 @@ TEST_F(fz, well_formed_write_lands_in_place)
 	EXPECT_EQ(hdr, ctr(A->dev, "wire_rx_header_drops"));
 }
 
-/* A refused WRITE: nothing written, a remote access NAK, A in ERR. */
+/*
+ * A refused WRITE writes nothing. RC: a remote access NAK, A in ERR with
+ * QP_ACCESS_ERR. UC: the message dropped and counted, A in RTS, taking the
+ * next one.
+ */
 static void expect_access_refused(struct __test_metadata *_metadata,
 				  FIXTURE_DATA(fz) *self, uint64_t va,
 				  uint32_t rkey, uint32_t len, const char *what)
 {
-	long long naks = ctr(A->dev, "rem_access_naks_sent");
+	const char *name = self->tp ? "rx_access_drops" : "rem_access_naks_sent";
+	long long n = ctr(A->dev, name);
 
 	forge_write(_metadata, self, self->b_ip, self->epsn, va, rkey, len, 3);
-	EXPECT_EQ(IBV_QPS_ERR, rc_wait_qp_state(A->qp, IBV_QPS_ERR, DROP_MS)) TH_LOG("%s", what);
-	EXPECT_EQ(naks + 1, ctr_wait(A->dev, "rem_access_naks_sent", naks)) TH_LOG("%s", what);
-	EXPECT_EQ(IBV_EVENT_QP_ACCESS_ERR, async_event(A->ctx, DROP_MS)) TH_LOG("%s", what);
+	EXPECT_EQ(n + 1, ctr_wait(A->dev, name, n)) TH_LOG("%s: %s", what, name);
 	expect_memory(_metadata, self, what);
+	if (self->tp) {
+		EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(A->qp)) TH_LOG("%s", what);
+		EXPECT_EQ(-1, async_event(A->ctx, 0)) TH_LOG("%s", what);
+		self->epsn = (self->epsn + 1) & 0xffffff;
+		expect_write_lands(_metadata, self, 0, 64, 13);
+		return;
+	}
+	EXPECT_EQ(IBV_QPS_ERR, rc_wait_qp_state(A->qp, IBV_QPS_ERR, DROP_MS)) TH_LOG("%s", what);
+	EXPECT_EQ(IBV_EVENT_QP_ACCESS_ERR, async_event(A->ctx, DROP_MS)) TH_LOG("%s", what);
 }
 
 TEST_F(fz, forged_rkey_writes_nothing)
@@ -308,23 +340,38 @@ TEST_F(fz, write_with_read_only_rkey_writes_nothing)
 			      self->ro->rkey, 64, "a WRITE with a REMOTE_READ-only rkey");
 }
 
-TEST_F(fz, psn_ahead_is_a_sequence_nak)
+/* RC: a sequence NAK, nothing written. UC: a message begins there. */
+TEST_F(fz, psn_ahead)
 {
-	long long naks = ctr(A->dev, "seq_naks_sent");
+	const char *name = self->tp ? "out_of_sequence" : "seq_naks_sent";
+	long long n = ctr(A->dev, name);
 
+	if (self->tp) {
+		self->epsn += 100;
+		expect_write_lands(_metadata, self, 0, 64, 4);
+		EXPECT_EQ(n + 1, ctr(A->dev, name));
+		return;
+	}
 	forge_write(_metadata, self, self->b_ip, self->epsn + 100, win_va(self, 0),
 		    self->win->rkey, 64, 4);
-	EXPECT_EQ(naks + 1, ctr_wait(A->dev, "seq_naks_sent", naks));
+	EXPECT_EQ(n + 1, ctr_wait(A->dev, name, n));
 	expect_memory(_metadata, self, "a WRITE with a PSN ahead");
 	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(A->qp));
 	expect_write_lands(_metadata, self, 0, 64, 5);
 }
 
-TEST_F(fz, duplicate_is_not_executed_again)
+/* RC: acknowledged, not executed again. UC: a new message, executed. */
+TEST_F(fz, duplicate)
 {
 	long long dups = ctr(A->dev, "duplicate_request");
 
 	expect_write_lands(_metadata, self, 4096, 128, 6);
+	if (self->tp) {
+		self->epsn--;
+		expect_write_lands(_metadata, self, 4096, 128, 7);
+		EXPECT_EQ(dups + 1, ctr(A->dev, "duplicate_request"));
+		return;
+	}
 	/* The same PSN again, other bytes. */
 	forge_write(_metadata, self, self->b_ip, self->epsn - 1, win_va(self, 4096),
 		    self->win->rkey, 128, 7);
@@ -348,9 +395,12 @@ TEST_F(fz, not_from_the_peer_is_dropped)
 	expect_write_lands(_metadata, self, 0, 64, 9);
 }
 
+/* An ACK is RC's: to a UC QP, not a QP of its transport. */
 TEST_F(fz, unsolicited_ack_is_dropped)
 {
-	long long drops = ctr(A->dev, "wire_rx_unsolicited_drops");
+	const char *name = self->tp ? "wire_rx_unknown_qpn_drops" :
+				      "wire_rx_unsolicited_drops";
+	long long drops = ctr(A->dev, name);
 	uint8_t pkt[ROCEV2_PKT_MAX];
 	size_t len = ROCEV2_BTH_LEN + ROCEV2_AETH_LEN + ROCEV2_ICRC_LEN;
 	size_t tot = rocev2_ip_udp(pkt, self->b_ip, self->a_ip, len);
@@ -362,7 +412,7 @@ TEST_F(fz, unsolicited_ack_is_dropped)
 	rocev2_aeth(b + ROCEV2_BTH_LEN, 0x1f, 1);
 	rocev2_seal(pkt, tot);
 	ASSERT_EQ(0, rocev2_send(self->fd, pkt, tot));
-	EXPECT_EQ(drops + 1, ctr_wait(A->dev, "wire_rx_unsolicited_drops", drops));
+	EXPECT_EQ(drops + 1, ctr_wait(A->dev, name, drops));
 	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(A->qp));
 	/* A's own SENDs still go and complete. */
 	ASSERT_EQ(0, rc_post_recv(B->qp, 1, B->buf, 4096, B->mr->lkey));
@@ -429,7 +479,8 @@ static uint64_t fuzz_va(FIXTURE_DATA(fz) *self)
  */
 static size_t fuzz_packet(FIXTURE_DATA(fz) *self, uint8_t *pkt)
 {
-	uint8_t op = req_ops[rand() % sizeof(req_ops)];
+	/* UC: its own opcodes, and now and then an RC one (not its transport). */
+	uint8_t op = req_ops[rand() % sizeof(req_ops)] | (rand() % 8 ? self->tp : 0);
 	size_t paylen = rand() % 3 ? rand() % 1025 : 8 * (rand() % 3);
 	size_t ext = 0, pad = -paylen & 3, len, tot;
 	uint32_t psn = self->epsn + rand() % 9 - 4;
