@@ -61,6 +61,7 @@ static const struct rdma_stat_desc shca_stat_descs[] = {
 	[HCA_QCNT_NUM + HCA_HCNT_WIRE_RX_PACKETS].name = "wire_rx_packets",
 	[HCA_QCNT_NUM + HCA_HCNT_WIRE_RX_BYTES].name = "wire_rx_bytes",
 	[HCA_QCNT_NUM + HCA_HCNT_WIRE_TX_NO_ROUTE].name = "wire_tx_no_route",
+	[HCA_QCNT_NUM + HCA_HCNT_WIRE_TX_DROPS].name = "wire_tx_drops",
 	[HCA_QCNT_NUM + HCA_HCNT_WIRE_RX_HEADER_DROPS].name =
 		"wire_rx_header_drops",
 	[HCA_QCNT_NUM + HCA_HCNT_WIRE_RX_ICRC_DROPS].name = "wire_rx_icrc_drops",

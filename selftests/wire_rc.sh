@@ -17,7 +17,8 @@
 #  - completion events: ibv_rc_pingpong -e -c 4 KiB and ib_send_lat -e;
 #  - UC: ibv_uc_pingpong -c at 1 B and 4 KiB, ib_send_lat and ib_write_lat
 #    -c UC;
-#  - rping -v (rdma_cm's handshake, then RC SEND/READ/WRITE it verifies).
+#  - rping -v (rdma_cm's handshake, then RC SEND/READ/WRITE it verifies);
+#  - a path MTU above the link's: IP's refusals counted in wire_tx_drops.
 # shca9's wire counters must grow in every row (wire_rc_softhca.sh has
 # softhca on both ends). Everything is put back at the end, also on failure.
 set -u
@@ -43,7 +44,7 @@ sizes=(1 4096 65536 1048576)
 perf=(ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw)
 uc_sizes=(1 4096)
 uc_perf=(ib_send_lat ib_write_lat)
-echo "1..$((2 * ${#sizes[@]} + 2 + 1 + 2 + 1 + 2 * ${#perf[@]} + 4 + 2 + 2 * ${#uc_sizes[@]} + 2 * ${#uc_perf[@]}))"
+echo "1..$((2 * ${#sizes[@]} + 2 + 1 + 2 + 1 + 2 * ${#perf[@]} + 4 + 2 + 2 * ${#uc_sizes[@]} + 2 * ${#uc_perf[@]} + 1))"
 if ! wire_bed_far || ! wire_bed_rxe; then
 	nok "the bed: veth0 and shca9 in netns far, rxe0 on veth1, their GIDs"
 	exit 1
@@ -180,5 +181,33 @@ rping_row() { # LABEL SRV_NS CLI_NS SRV_ADDR
 }
 rping_row "rping -v shca9 client -> rxe0 server" - far 198.18.0.2
 rping_row "rping -v rxe0 client -> shca9 server" far - 198.18.0.1
+
+# A path MTU above the link's (MODIFY_QP takes it, as rxe does): IP refuses
+# each packet (DF), wire_tx_drops counts it, the SEND ends in RETRY_EXC_ERR.
+ip -n far link set veth0 mtu 600
+port=$((port + 1))
+d0=$(wire_stat shca9 wire_tx_drops far)
+p0=$(wire_stat shca9 wire_tx_packets far)
+timeout -k 5 60 ibv_rc_pingpong -d rxe0 -g "$gx" -m 1024 -s 2048 -n 1 -p "$port" >"$out/srv" 2>&1 &
+spid=$!
+wait_port "$port" - || sleep 1
+timeout -k 5 60 ip netns exec far ibv_rc_pingpong -d shca9 -g "$g9" -m 1024 -s 2048 -n 1 \
+	-p "$port" 198.18.0.2 >"$out/cli" 2>&1
+c=$?
+kill "$spid" 2>/dev/null
+wait "$spid" 2>/dev/null
+d1=$(wire_stat shca9 wire_tx_drops far)
+p1=$(wire_stat shca9 wire_tx_packets far)
+ip -n far link set veth0 mtu 1500
+ip -n far route flush cache
+# The SEND, then a packet at least for each of the 7 retries (retry_cnt 7).
+if [ "$c" != 0 ] && grep -q 'retry counter exceeded' "$out/cli" &&
+   [ $((d1 - d0)) -ge 8 ] && [ $((p1 - p0)) -lt $((d1 - d0)) ]; then
+	ok "path MTU 1024 over a 600-byte link: IP refused $((d1 - d0)) packets, all in wire_tx_drops; RETRY_EXC_ERR"
+else
+	echo "# client exit $c; wire_tx_drops +$((d1 - d0)), wire_tx_packets +$((p1 - p0))"
+	sed 's/^/# client: /' "$out/cli" | tail -n 5
+	nok "path MTU 1024 over a 600-byte link: IP's refusals in wire_tx_drops"
+fi
 
 exit "$failed"

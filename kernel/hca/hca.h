@@ -675,6 +675,7 @@ enum hca_hca_counter {
 	HCA_HCNT_WIRE_RX_PACKETS,
 	HCA_HCNT_WIRE_RX_BYTES,
 	HCA_HCNT_WIRE_TX_NO_ROUTE,	/* no netdev, socket or IP route */
+	HCA_HCNT_WIRE_TX_DROPS,		/* IP refused it after routing */
 	HCA_HCNT_WIRE_RX_HEADER_DROPS,	/* short, unknown opcode, bad header */
 	HCA_HCNT_WIRE_RX_ICRC_DROPS,
 	HCA_HCNT_WIRE_RX_UNKNOWN_QPN,	/* no QP of that number takes it */

@@ -522,6 +522,9 @@ int hca_wire_send(struct hca *hca, struct sk_buff *skb)
 	if (!err) {
 		hca_wire_count(hca, HCA_HCNT_WIRE_TX_PACKETS, 1);
 		hca_wire_count(hca, HCA_HCNT_WIRE_TX_BYTES, bytes);
+	} else {
+		/* Larger than the link with DF, a qdisc's drop, a filter. */
+		hca_wire_count(hca, HCA_HCNT_WIRE_TX_DROPS, 1);
 	}
 	return err;
 }

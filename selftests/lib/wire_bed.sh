@@ -63,6 +63,7 @@ wire_bed_restore() {
 	ip netns del near 2>/dev/null
 	ip addr replace 198.18.0.1/24 dev veth0 && ip link set veth0 up
 	ip addr replace 198.18.0.2/24 dev veth1 && ip link set veth1 up
+	ip link set veth0 mtu 1500 && ip link set veth1 mtu 1500
 	if [ "${had_shca0:-0}" = 1 ] && ! rdma dev show shca0 >/dev/null 2>&1; then
 		rdma link add shca0 type softhca netdev veth0
 	fi
