@@ -20,9 +20,15 @@
 #    between the same devices, which must still pass, and shca9's drop
 #    counters (header, ICRC, unknown QPN, Q_Key, length, queue full)
 #    grown by exactly what was sent, dmesg clean;
+#  - multicast: mckey (rdma_cm's join, then ibv_attach_mcast) rxe0 ->
+#    shca9 and shca9 -> rxe0, 100 datagrams each as IP multicast; while
+#    shca9's QP is attached its HCA holds the IP group on veth0 too (2
+#    users with rdma_cm's), and neither holds it after;
 #  - the local devices' own rule: shca8 on veth1 moved into a second
 #    namespace "near": between shca9 and shca8 no packet without
-#    force_wire (the local fabric), every datagram a packet with it.
+#    force_wire (the local fabric), every datagram a packet with it; a
+#    group's datagrams reach shca8 once each either way (the fabric's
+#    copy, or with force_wire the wire's).
 # Everything is put back at the end, also on failure: veth0 home with
 # 198.18.0.1 and shca0 on it again if it was there, rxe0 and the
 # namespaces gone.
@@ -152,7 +158,7 @@ done
 rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
 
 sizes=(1 512 1000 1024)
-echo "1..$((2 * ${#sizes[@]} + 4 + 7))"
+echo "1..$((2 * ${#sizes[@]} + 4 + 13))"
 if ! bed_up; then
 	nok "the bed: veth0 and shca9 in netns far, rxe0 on veth1, their GIDs"
 	rdma link show | sed 's/^/# /'
@@ -301,6 +307,53 @@ else
 	nok "flood of 5000 with wire_rx_queue_len 2: every packet counted once"
 fi
 
+# Multicast across: mckey joins through rdma_cm (which takes the IP group
+# on the netdev itself), then librdmacm attaches the QP; the receiver's
+# HCA then holds the group as well, until the QP leaves it.
+# igmp_users NS GROUP_HEX: users of a group on veth0/veth1 (0: none).
+igmp_users() {
+	ip netns exec "$1" awk -v g="$2" '$1 == g { print $2; f = 1 } END { if (!f) print 0 }' \
+		/proc/net/igmp
+}
+# mcast_row LABEL GROUP RECV_NS RECV_ADDR SEND_NS SEND_ADDR [IGMP_NS]
+# (NS "-": the initial one): 100 x 512 B; with IGMP_NS, the receiver's
+# group users there must be 2 while it runs and 0 after.
+mcast_row() {
+	local label=$1 grp=$2 rns=$3 raddr=$4 sns=$5 saddr=$6 ins=${7:-} rpre=() spre=()
+	local hex r s u1=- u2=- t0 t1 o1 o2 o3 o4
+	[ "$rns" = - ] || rpre=(ip netns exec "$rns")
+	[ "$sns" = - ] || spre=(ip netns exec "$sns")
+	# /proc/net/igmp prints the group as a host-order (x86) word.
+	IFS=. read -r o1 o2 o3 o4 <<<"$grp"
+	hex=$(printf '%02X%02X%02X%02X' "$o4" "$o3" "$o2" "$o1")
+	t0=$(counts shca9 far)
+	timeout -k 5 60 "${rpre[@]}" mckey -m "$grp" -b "$raddr" -C 100 -S 512 >"$out/mr" 2>&1 &
+	r=$!
+	# The sender waits 3 s after its join: the receiver has joined by then.
+	for _ in $(seq 40); do grep -q "joined" "$out/mr" 2>/dev/null && break; sleep 0.05; done
+	timeout -k 5 60 "${spre[@]}" mckey -m "$grp" -b "$saddr" -s -C 100 -S 512 >"$out/ms" 2>&1 &
+	s=$!
+	[ -n "$ins" ] && { sleep 1; u1=$(igmp_users "$ins" "$hex"); }
+	wait "$s"; s=$?
+	wait "$r"; r=$?
+	[ -n "$ins" ] && u2=$(igmp_users "$ins" "$hex")
+	t1=$(counts shca9 far)
+	if [ "$r" = 0 ] && [ "$s" = 0 ] && grep -q '^return status 0$' "$out/mr" &&
+	   grep -q '^return status 0$' "$out/ms" &&
+	   { [ -z "$ins" ] || { [ "$u1" = 2 ] && [ "$u2" = 0 ]; }; }; then
+		ok "$label # 100 x 512 B; shca9 wire tx/rx $(awk -v a="$t0" -v b="$t1" 'BEGIN { split(a, x); split(b, y); print y[1] - x[1] "/" y[2] - x[2] }'); IP group users $u1 then $u2"
+	else
+		echo "# receiver $r, sender $s; IP group users while attached $u1, after $u2"
+		sed 's/^/# receiver: /' "$out/mr" | tail -n 4
+		sed 's/^/# sender: /' "$out/ms" | tail -n 4
+		nok "$label"
+	fi
+}
+mcast_row "mckey rxe0 -> shca9: IP multicast across, shca9's HCA in the IP group while attached" \
+	239.18.1.1 far 198.18.0.1 - 198.18.0.2 far
+mcast_row "mckey shca9 -> rxe0: shca9 sends a group's datagrams as IP multicast out of veth0" \
+	239.18.1.2 - 198.18.0.2 far 198.18.0.1
+
 # Two softhca devices, each in its namespace: the local fabric between
 # them, unless force_wire.
 if wire_bed_near; then
@@ -319,10 +372,27 @@ if wire_bed_near; then
 			echo "# pingpong $r, shca9 wire packets sent $tx, taken $rx (want $want)"
 			nok "shca9 (far) <-> shca8 (near), force_wire=$fw"
 		fi
+		# A group's datagrams: the wire carries them either way (for
+		# other hosts); shca8 takes each once, from the fabric without
+		# force_wire (the wire's copy from a local device is dropped).
+		# Taken or finding no receive: a second copy would be one or
+		# the other.
+		q0=$(($(wire_stat shca8 rx_requests near) + $(wire_stat shca8 out_of_buffer near)))
+		mcast_row "mckey shca9 -> shca8, force_wire=$fw: each datagram received once" \
+			239.18.1.$((3 + fw)) near 198.18.0.2 far 198.18.0.1
+		q1=$(($(wire_stat shca8 rx_requests near) + $(wire_stat shca8 out_of_buffer near)))
+		if [ $((q1 - q0)) -ge 100 ] && [ $((q1 - q0)) -lt 150 ]; then
+			ok "shca8's datagrams during the mckey run, force_wire=$fw: $((q1 - q0)) (100 sent, no second copy)"
+		else
+			nok "shca8's datagrams during the mckey run, force_wire=$fw: $((q1 - q0)), want 100 and no second copy"
+		fi
 	done
 	echo 0 >"$param/force_wire"
 else
-	nok "shca9 (far) <-> shca8 (near), force_wire=0: the bed"
-	nok "shca9 (far) <-> shca8 (near), force_wire=1: the bed"
+	for fw in 0 1; do
+		nok "shca9 (far) <-> shca8 (near), force_wire=$fw: the bed"
+		nok "mckey shca9 -> shca8, force_wire=$fw: the bed"
+		nok "shca8's datagrams during the mckey run, force_wire=$fw: the bed"
+	done
 fi
 exit $failed

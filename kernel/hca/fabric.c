@@ -14,6 +14,12 @@
  * group's GID, from any instance, reaches every QP attached to it on every
  * instance, under a read lock that attaching, detaching and DESTROY_QP take
  * for writing (so a member is alive while a datagram is handed to it).
+ * An HCA whose port is on the wire also sends a datagram to a group there
+ * (IP multicast out of its netdev), and its first QP in a group joins the
+ * IP group on that netdev, its last one leaves it, so that the group's
+ * datagrams from other hosts reach it (wire_net.c). With force_wire the
+ * fabric hands a group's datagram only to the sender's own HCA: the other
+ * instances take it from the wire.
  */
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -202,8 +208,14 @@ struct hca_mcg_member {
 
 static DECLARE_RWSEM(hca_mcast_lock);
 static LIST_HEAD(hca_mcgs);
+/*
+ * Attach, detach and DESTROY_QP's detach one at a time, with the IP group
+ * joins and leaves they cause (RTNL, not under hca_mcast_lock): so that
+ * those happen in the order of the memberships.
+ */
+static DEFINE_MUTEX(hca_mcast_member_lock);
 
-static bool hca_gid_is_mcast(const u8 gid[16])
+bool hca_gid_is_mcast(const u8 gid[16])
 {
 	const struct in6_addr *a = (const struct in6_addr *)gid;
 
@@ -239,8 +251,11 @@ static struct hca_mcg_member *hca_mcg_member(struct hca_mcg *g,
 	return found;
 }
 
-/* @m leaves its group (freed, and the group with its last member). */
-static void hca_mcg_leave(struct hca_mcg *g, struct hca_mcg_member *m,
+/*
+ * @m leaves its group (freed, and the group with its last member); true
+ * if it was the last of its HCA's QPs there.
+ */
+static bool hca_mcg_leave(struct hca_mcg *g, struct hca_mcg_member *m,
 			  u32 of_hca)
 {
 	struct hca *hca = m->qp->hca;
@@ -255,6 +270,7 @@ static void hca_mcg_leave(struct hca_mcg *g, struct hca_mcg_member *m,
 		list_del(&g->node);
 		kfree(g);
 	}
+	return of_hca == 1;
 }
 
 /* The UD QP @qpn of @hca (a type that joins groups), referenced; @gid multicast. */
@@ -273,9 +289,10 @@ static struct hca_qp *hca_mcg_qp(struct hca *hca,
 	return qp;
 }
 
+/* *@first: the first of @hca's QPs in the group. */
 static int hca_mcg_attach(struct hca *hca, struct hca_qp *qp,
 			  const u8 gid[16], struct hca_mcg_member *m,
-			  struct hca_mcg **newg)
+			  struct hca_mcg **newg, bool *first)
 {
 	const struct hca_caps *caps = hca->caps;
 	struct hca_mcg *g = hca_mcg_find(gid);
@@ -303,6 +320,7 @@ static int hca_mcg_attach(struct hca *hca, struct hca_qp *qp,
 	hca->mcast_attached++;
 	if (!of_hca)
 		hca->mcast_groups++;
+	*first = !of_hca;
 	return 0;
 }
 
@@ -310,6 +328,7 @@ int hca_cmd_attach_to_mcg(struct hca *hca, const void *inbox, void *outbox)
 {
 	const struct hca_cmd_mcg_in *in = inbox;
 	struct hca_mcg_member *m;
+	bool first = false;
 	struct hca_mcg *g;
 	struct hca_qp *qp;
 	int err = -ENOMEM;
@@ -320,13 +339,17 @@ int hca_cmd_attach_to_mcg(struct hca *hca, const void *inbox, void *outbox)
 	/* Allocated first: the lock is one the engine reads under. */
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	mutex_lock(&hca_mcast_member_lock);
 	if (m && g) {
 		down_write(&hca_mcast_lock);
-		err = hca_mcg_attach(hca, qp, in->gid, m, &g);
+		err = hca_mcg_attach(hca, qp, in->gid, m, &g, &first);
 		up_write(&hca_mcast_lock);
 		if (!err)
 			m = NULL;
 	}
+	if (first)
+		hca_wire_mcast_member(hca, in->gid, true);
+	mutex_unlock(&hca_mcast_member_lock);
 	kfree(g);
 	kfree(m);
 	hca_dbg_qp(qp, "attach to %pI6: %d\n", in->gid, err);
@@ -338,6 +361,7 @@ int hca_cmd_detach_from_mcg(struct hca *hca, const void *inbox, void *outbox)
 {
 	const struct hca_cmd_mcg_in *in = inbox;
 	struct hca_mcg_member *m = NULL;
+	bool last = false;
 	struct hca_mcg *g;
 	struct hca_qp *qp;
 	u32 of_hca;
@@ -345,56 +369,99 @@ int hca_cmd_detach_from_mcg(struct hca *hca, const void *inbox, void *outbox)
 	qp = hca_mcg_qp(hca, in);
 	if (!qp)
 		return -EINVAL;
+	mutex_lock(&hca_mcast_member_lock);
 	down_write(&hca_mcast_lock);
 	g = hca_mcg_find(in->gid);
 	if (g)
 		m = hca_mcg_member(g, qp, &of_hca);
 	if (m)
-		hca_mcg_leave(g, m, of_hca);
+		last = hca_mcg_leave(g, m, of_hca);
 	up_write(&hca_mcast_lock);
+	if (last)
+		hca_wire_mcast_member(hca, in->gid, false);
+	mutex_unlock(&hca_mcast_member_lock);
 	hca_qp_put(qp);
 	return m ? 0 : -ENOENT;
 }
 
-void hca_fabric_mcast_detach_all(struct hca_qp *qp)
+/*
+ * @qp leaves one of its groups; false if it has none left. *@last: it was
+ * the last of its HCA's QPs there, whose GID is in @gid.
+ */
+static bool hca_mcg_leave_one(struct hca_qp *qp, u8 gid[16], bool *last)
 {
-	struct hca_mcg *g, *gn;
+	struct hca_mcg *g;
 
-	if (!qp->type->mcast)
-		return;
-	down_write(&hca_mcast_lock);
-	list_for_each_entry_safe(g, gn, &hca_mcgs, node) {
+	list_for_each_entry(g, &hca_mcgs, node) {
 		struct hca_mcg_member *m;
 		u32 of_hca;
 
 		m = hca_mcg_member(g, qp, &of_hca);
-		if (m)
-			hca_mcg_leave(g, m, of_hca);
+		if (m) {
+			memcpy(gid, g->gid, sizeof(g->gid));
+			*last = hca_mcg_leave(g, m, of_hca);
+			return true;
+		}
 	}
-	up_write(&hca_mcast_lock);
+	return false;
+}
+
+void hca_fabric_mcast_detach_all(struct hca_qp *qp)
+{
+	bool left, last = false;
+	u8 gid[16];
+
+	if (!qp->type->mcast)
+		return;
+	mutex_lock(&hca_mcast_member_lock);
+	do {
+		down_write(&hca_mcast_lock);
+		left = qp->mcast_attached && hca_mcg_leave_one(qp, gid, &last);
+		up_write(&hca_mcast_lock);
+		if (left && last)
+			hca_wire_mcast_member(qp->hca, gid, false);
+	} while (left);
+	mutex_unlock(&hca_mcast_member_lock);
 }
 
 /*
- * To every member of the group @dg is addressed to, on any instance; the
- * sender's own QP too unless it blocks its multicast loopback.
+ * To every member of the group @dg is addressed to, on @only (NULL: any
+ * instance); the sender's own QP too unless it blocks its multicast
+ * loopback. Returns how many members took it.
  */
-static void hca_fabric_mcast(struct hca_exec_ctx *ctx,
-			     const struct hca_datagram *dg)
+static unsigned int hca_fabric_mcast(struct hca_exec_ctx *ctx,
+				     const struct hca_datagram *dg,
+				     const struct hca *only)
 {
 	struct hca_mcg_member *m;
+	unsigned int n = 0;
 	struct hca_mcg *g;
 
 	down_read(&hca_mcast_lock);
 	g = hca_mcg_find(dg->dgid);
 	if (g) {
 		list_for_each_entry(m, &g->members, node) {
+			if (only && m->qp->hca != only)
+				continue;
 			if (m->qp == dg->src &&
 			    (dg->src->flags & HCA_QP_BLOCK_MCAST_LOOPBACK))
 				continue;
 			hca_ud_receive(ctx, dg, m->qp);
+			n++;
 		}
 	}
 	up_read(&hca_mcast_lock);
+	return n;
+}
+
+void hca_fabric_mcast_from_wire(struct hca_exec_ctx *ctx, struct hca *hca,
+				const struct hca_datagram *dg)
+{
+	/* From an instance of this host: the fabric handed it over already. */
+	if (!READ_ONCE(hca_wire_force) && hca_fabric_owned(dg->sgid))
+		return;
+	if (!hca_fabric_mcast(ctx, dg, hca))
+		hca_wire_count(hca, HCA_HCNT_WIRE_RX_UNKNOWN_QPN, 1);
 }
 
 void hca_fabric_send_datagram(struct hca_exec_ctx *ctx,
@@ -404,7 +471,10 @@ void hca_fabric_send_datagram(struct hca_exec_ctx *ctx,
 	struct hca_qp *qp;
 
 	if (hca_gid_is_mcast(dg->dgid)) {
-		hca_fabric_mcast(ctx, dg);
+		hca_fabric_mcast(ctx, dg, READ_ONCE(hca_wire_force) ?
+				 dg->src->hca : NULL);
+		if (hca_wire_mcast_port(dg->src->hca))
+			hca_wire_ud_send(ctx, dg);
 		return;
 	}
 	if (unlikely(READ_ONCE(hca_wire_force))) {

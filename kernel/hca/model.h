@@ -849,6 +849,8 @@ bool hca_fabric_owned(const u8 dgid[16]);
 int hca_cmd_attach_to_mcg(struct hca *hca, const void *inbox, void *outbox);
 int hca_cmd_detach_from_mcg(struct hca *hca, const void *inbox, void *outbox);
 void hca_fabric_mcast_detach_all(struct hca_qp *qp);
+/* Is @gid a multicast GID (IPv6, or IPv4 mapped)? */
+bool hca_gid_is_mcast(const u8 gid[16]);
 
 /* ==== Event queues (eq_ctx.c) ============================================= */
 

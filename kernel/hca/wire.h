@@ -268,4 +268,16 @@ void hca_wire_module_exit(void);
 /* wire_ud.c: a datagram the local fabric does not deliver, onto the wire. */
 void hca_wire_ud_send(struct hca_exec_ctx *ctx, const struct hca_datagram *dg);
 
+/*
+ * Multicast (wire_net.c). Does @hca's port take part in the wire's
+ * multicast (a netdev with a tunnel socket)? RCU or process context.
+ * @hca's first QP in group @gid joins the IP group on the port's netdev,
+ * its last one leaves it (process context; fabric.c serialises them).
+ */
+bool hca_wire_mcast_port(struct hca *hca);
+void hca_wire_mcast_member(struct hca *hca, const u8 gid[16], bool join);
+/* fabric.c: a datagram to a group from the wire, to @hca's members. */
+void hca_fabric_mcast_from_wire(struct hca_exec_ctx *ctx, struct hca *hca,
+				const struct hca_datagram *dg);
+
 #endif

@@ -19,13 +19,23 @@
  * pokes the engine thread that drains it. The thread counts a queued
  * packet as work (hca_wire_rx_pending()), so none waits for an unrelated
  * wake-up, and hands each to its transport in process context.
+ *
+ * Multicast: a packet to an IP multicast group goes to the HCAs of the
+ * namespace bound to the netdev it came in on. An HCA's first QP in a
+ * group joins the IP group on its netdev (the interface's membership, as
+ * rdma_cm's join does it), its last one leaves it. The sockets do not loop
+ * their own multicast back: the fabric gave it to this host's members.
  */
 #include <linux/delay.h>
+#include <linux/igmp.h>
+#include <linux/inetdevice.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
+#include <linux/rtnetlink.h>
 #include <linux/rculist.h>
 #include <linux/skbuff.h>
+#include <net/addrconf.h>
 #include <net/ipv6.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
@@ -217,27 +227,62 @@ static void hca_wire_queue(struct hca_wire_port *port, struct sk_buff *skb)
 	hca_wire_rx_list(port);
 }
 
+/* The packet checked and queued for @port, or dropped and counted. */
+static void hca_wire_take(struct hca_wire_port *port, struct sk_buff *skb)
+{
+	int why = hca_wire_check(skb);
+
+	if (why) {
+		hca_wire_count(port->hca, why, 1);
+		kfree_skb(skb);
+		return;
+	}
+	hca_wire_queue(port, skb);
+}
+
+/* To a multicast group: every port on the netdev it came in on; RCU. */
+static void hca_wire_mcast_rcv(struct hca_wire_net *wn, struct sk_buff *skb)
+{
+	struct hca_wire_port *port, *to = NULL;
+	struct sk_buff *copy;
+
+	list_for_each_entry_rcu(port, &wn->ports, node) {
+		if (port->ndev != skb->dev)
+			continue;
+		if (to) {
+			copy = skb_clone(skb, GFP_ATOMIC);
+			if (copy)
+				hca_wire_take(to, copy);
+		}
+		to = port;
+	}
+	if (!to) {
+		atomic_long_inc(&hca_wire_no_hca);
+		kfree_skb(skb);
+		return;
+	}
+	hca_wire_take(to, skb);
+}
+
 static int hca_wire_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	struct hca_wire_net *wn = rcu_dereference_sk_user_data(sk);
 	struct hca_wire_port *port;
 	u8 dgid[16];
-	int why;
 
 	if (!wn)
 		goto drop;
 	hca_wire_dgid(skb, dgid);
+	if (unlikely(hca_gid_is_mcast(dgid))) {
+		hca_wire_mcast_rcv(wn, skb);
+		return 0;
+	}
 	port = hca_wire_port_of(wn, dgid);
 	if (!port) {
 		atomic_long_inc(&hca_wire_no_hca);
 		goto drop;
 	}
-	why = hca_wire_check(skb);
-	if (why) {
-		hca_wire_count(port->hca, why, 1);
-		goto drop;
-	}
-	hca_wire_queue(port, skb);
+	hca_wire_take(port, skb);
 	return 0;
 drop:
 	kfree_skb(skb);
@@ -347,6 +392,11 @@ static struct socket *hca_wire_sock_open(struct net *net, bool v6,
 	if (udp_sock_create(net, &cfg, &sock))
 		return NULL;
 	setup_udp_tunnel_sock(net, sock, &tcfg);
+	/* Our multicast is this host's members' already (fabric.c). */
+	if (v6)
+		inet6_sk(sock->sk)->mc_loop = 0;
+	else
+		inet_sk(sock->sk)->mc_loop = 0;
 	return sock;
 }
 
@@ -524,6 +574,49 @@ void hca_wire_unbind(struct hca *hca)
 		mutex_unlock(&hca_wire_lock);
 	}
 	kfree(port);
+}
+
+/* ---- multicast groups ------------------------------------------------------------------ */
+
+bool hca_wire_mcast_port(struct hca *hca)
+{
+	struct hca_wire_port *port;
+	bool on;
+
+	rcu_read_lock();
+	port = rcu_dereference(hca->wire);
+	on = port && port->wn;
+	rcu_read_unlock();
+	return on;
+}
+
+void hca_wire_mcast_member(struct hca *hca, const u8 gid[16], bool join)
+{
+	const struct in6_addr *a = (const struct in6_addr *)gid;
+	struct hca_wire_port *port;
+	struct in_device *in_dev;
+	struct net_device *ndev;
+	int err = 0;
+
+	rtnl_lock();
+	/* The port lives as long as the HCA, whose QP is attaching. */
+	port = rcu_dereference_protected(hca->wire, true);
+	if (!port || !port->wn)
+		goto out;
+	ndev = port->ndev;
+	if (ipv6_addr_v4mapped(a)) {
+		/* Gone with its device (unregistered, or moved): nothing to do. */
+		in_dev = __in_dev_get_rtnl(ndev);
+		if (in_dev && join)
+			__ip_mc_inc_group(in_dev, a->s6_addr32[3], GFP_KERNEL);
+		else if (in_dev)
+			__ip_mc_dec_group(in_dev, a->s6_addr32[3], GFP_KERNEL);
+	} else {
+		err = join ? ipv6_dev_mc_inc(ndev, a) : ipv6_dev_mc_dec(ndev, a);
+	}
+out:
+	rtnl_unlock();
+	hca_dbg(hca, "%s %pI6 on the wire: %d\n", join ? "join" : "leave", gid, err);
 }
 
 int hca_wire_module_init(void)

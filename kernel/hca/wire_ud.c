@@ -2,19 +2,22 @@
 /*
  * softhca HCA model: UD and GSI on the wire. A datagram the local fabric
  * does not deliver (no HCA of this host owns its destination GID, or the
- * force_wire parameter) leaves as one RoCEv2 packet, SEND_ONLY or
+ * force_wire parameter), or is addressed to a multicast group, leaves
+ * as one RoCEv2 packet, SEND_ONLY or
  * SEND_ONLY_IMM with a DETH (Q_Key, source QPN), its UDP source port from
  * the flow label or the QPN pair; ud.c already bounded it by the path MTU.
  * A UD packet taken from the wire becomes the same struct hca_datagram
  * the local fabric hands to the receive stage (ud.c: the Q_Key check, the
  * GRH area from the IP header, the CQE with the source MAC), to the QP its
- * BTH names, QP1 for GSI: so ib_mad's MADs cross hosts too.
- *
- * Not yet: multicast on the wire (IP multicast out of the port); a
- * datagram to a multicast GID reaches the local fabric's groups only.
+ * BTH names, QP1 for GSI: so ib_mad's MADs cross hosts too. One to the
+ * multicast QPN and a group's GID goes to the HCA's members of the group
+ * (fabric.c).
  */
 
 #include "wire.h"
+
+/* The destination QPN of a datagram to a multicast group (IBTA 10.5). */
+#define HCA_WIRE_MCAST_QPN	0xffffff
 
 /* The P_Key every packet carries: the default one, full membership. */
 #define HCA_WIRE_PKEY		0xffff
@@ -95,6 +98,11 @@ void hca_wire_ud_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 	if ((pkt->h.pkey & HCA_WIRE_PKEY_BASE) != HCA_WIRE_PKEY_BASE ||
 	    pkt->paylen > hca->caps->max_mtu) {
 		hca_wire_count(hca, HCA_HCNT_WIRE_RX_HEADER_DROPS, 1);
+		goto out;
+	}
+	if (pkt->h.dqpn == HCA_WIRE_MCAST_QPN && hca_gid_is_mcast(pkt->a.dgid)) {
+		hca_wire_datagram(pkt, &payload, &dg);
+		hca_fabric_mcast_from_wire(ctx, hca, &dg);
 		goto out;
 	}
 	qp = hca_qp_get(hca, pkt->h.dqpn);
