@@ -18,6 +18,7 @@
  *   there and lands (out_of_sequence);
  * - a duplicate (PSN behind) with other bytes: acknowledged, not executed;
  *   UC has no duplicates: it begins a message and lands;
+ * - a P_Key not the default one: a header drop, nothing written;
  * - addresses that are not the QP's path, an ACK with nothing outstanding,
  *   a request to a QP in ERR: dropped and counted (wire_rx_not_peer_drops,
  *   wire_rx_unsolicited_drops, wire_rx_qp_state_drops; an ACK to a UC QP
@@ -393,6 +394,27 @@ TEST_F(fz, not_from_the_peer_is_dropped)
 	expect_memory(_metadata, self, "a WRITE from another address");
 	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(A->qp));
 	expect_write_lands(_metadata, self, 0, 64, 9);
+}
+
+/* A P_Key that is not the default one (low 15 bits): a header drop. */
+TEST_F(fz, foreign_pkey_is_dropped)
+{
+	long long drops = ctr(A->dev, "wire_rx_header_drops");
+	uint8_t pkt[ROCEV2_PKT_MAX], pay[64];
+	size_t tot;
+
+	rc_fill(pay, sizeof(pay), 14);
+	tot = reth_req(pkt, self->b_ip, self->a_ip, self->tp | OP_WRITE_ONLY,
+		       A->qp->qp_num, self->epsn, win_va(self, 0), self->win->rkey,
+		       sizeof(pay), pay, sizeof(pay));
+	pkt[ROCEV2_BTH_OFF + 2] = 0x92;		/* P_Key 0x9234: full, not ours */
+	pkt[ROCEV2_BTH_OFF + 3] = 0x34;
+	rocev2_seal(pkt, tot);
+	ASSERT_EQ(0, rocev2_send(self->fd, pkt, tot));
+	EXPECT_EQ(drops + 1, ctr_wait(A->dev, "wire_rx_header_drops", drops));
+	expect_memory(_metadata, self, "a WRITE with another P_Key");
+	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(A->qp));
+	expect_write_lands(_metadata, self, 0, 64, 15);
 }
 
 /* An ACK is RC's: to a UC QP, not a QP of its transport. */

@@ -111,6 +111,12 @@ enum {
 };
 
 #define HCA_PSN_MASK		0xffffff
+/*
+ * The P_Key every packet carries: the default one, full membership. One
+ * whose low 15 bits are not the default's is dropped (a header drop).
+ */
+#define HCA_WIRE_PKEY		0xffff
+#define HCA_WIRE_PKEY_BASE	0x7fff
 #define HCA_BTH_SE		BIT(0)	/* solicited event */
 #define HCA_BTH_MIG		BIT(1)
 #define HCA_BTH_ACKREQ		BIT(2)

@@ -571,7 +571,9 @@ int hca_wire_check(struct sk_buff *skb)
 		return HCA_HCNT_WIRE_RX_HEADER_DROPS;
 	bth = skb->data + sizeof(struct udphdr);
 	op = hca_wire_opcode(bth[0]);
-	if (!op || (bth[1] & HCA_BTH_TVER_MASK))
+	if (!op || (bth[1] & HCA_BTH_TVER_MASK) ||
+	    (get_unaligned_be16(bth + 2) & HCA_WIRE_PKEY_BASE) !=
+	    HCA_WIRE_PKEY_BASE)
 		return HCA_HCNT_WIRE_RX_HEADER_DROPS;
 	hlen = hca_wire_hdr_len(op);
 	pad = bth[1] >> HCA_BTH_PAD_SHIFT & HCA_BTH_PAD_MASK;

@@ -126,7 +126,7 @@ static void hca_wire_req_packet(struct hca_qp *qp, struct hca_wire_qp *wq,
 	struct hca_wire_req *r = &wq->req;
 	u32 k = f->sent, off = k * wq->mtu, paylen = 0, pkts = 1;
 	struct hca_wire_hdr h = {
-		.pkey = 0xffff,
+		.pkey = HCA_WIRE_PKEY,
 		.dqpn = wq->dest_qpn,
 		.psn = hca_psn_add(f->psn, k),
 	};

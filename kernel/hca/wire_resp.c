@@ -41,7 +41,7 @@ static void hca_wire_hdr_to_peer(struct hca_wire_hdr *h,
 
 	memset(h, 0, sizeof(*h));
 	h->opcode = hca_wire_tp(qp) | op;
-	h->pkey = 0xffff;
+	h->pkey = HCA_WIRE_PKEY;
 	h->dqpn = wq->dest_qpn;
 	h->psn = psn;
 }

@@ -19,10 +19,6 @@
 /* The destination QPN of a datagram to a multicast group (IBTA 10.5). */
 #define HCA_WIRE_MCAST_QPN	0xffffff
 
-/* The P_Key every packet carries: the default one, full membership. */
-#define HCA_WIRE_PKEY		0xffff
-#define HCA_WIRE_PKEY_BASE	0x7fff
-
 void hca_wire_ud_send(struct hca_exec_ctx *ctx, const struct hca_datagram *dg)
 {
 	struct hca *hca = dg->src->hca;
@@ -95,8 +91,7 @@ void hca_wire_ud_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 	struct hca_qp *qp;
 
 	/* One packet is the whole message: never beyond the port's MTU. */
-	if ((pkt->h.pkey & HCA_WIRE_PKEY_BASE) != HCA_WIRE_PKEY_BASE ||
-	    pkt->paylen > hca->caps->max_mtu) {
+	if (pkt->paylen > hca->caps->max_mtu) {
 		hca_wire_count(hca, HCA_HCNT_WIRE_RX_HEADER_DROPS, 1);
 		goto out;
 	}
