@@ -89,21 +89,7 @@ static void recover(struct __test_metadata *_metadata, struct rc_pair *p)
 /* After a recovery: a SEND from A to B and back works, bytes and all. */
 static void expect_traffic(struct __test_metadata *_metadata, struct rc_pair *p)
 {
-	for (int i = 0; i < 2; i++) {
-		struct rc_end *s = &p->e[i], *r = &p->e[!i];
-		struct rc_wc_want w;
-
-		rc_fill(s->buf, 1500, 7 + i);
-		ASSERT_EQ(0, rc_post_recv(r->qp, 900, r->buf + 65536, 2048, r->mr->lkey));
-		ASSERT_EQ(0, rc_post_send(s->qp, IBV_WR_SEND, 901, s->buf, 1500,
-					  s->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0));
-		w = rc_want_req(901, IBV_WC_SEND, 1500, s);
-		rc_expect_wc(_metadata, s->scq, &w);
-		w = rc_want_req(900, IBV_WC_RECV, 1500, r);
-		w.src_qp = s->qp->qp_num;
-		rc_expect_wc(_metadata, r->rcq, &w);
-		EXPECT_EQ(-1, rc_check_fill(r->buf + 65536, 1500, 7 + i));
-	}
+	rc_expect_sends(_metadata, p, 65536, 7);
 }
 
 /* ---- RNR ---------------------------------------------------------------- */

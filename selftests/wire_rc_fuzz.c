@@ -247,25 +247,6 @@ static int async_event(struct ibv_context *ctx, int ms)
 	return type;
 }
 
-/* A SEND each way on the second pair, every byte checked. */
-static void expect_q_traffic(struct __test_metadata *_metadata, struct rc_pair *q)
-{
-	for (int i = 0; i < 2; i++) {
-		struct rc_end *s = &q->e[i], *r = &q->e[!i];
-		struct rc_wc_want w;
-
-		rc_fill(s->buf, 1500, 11 + i);
-		ASSERT_EQ(0, rc_post_recv(r->qp, 900, r->buf + 32768, 2048, r->mr->lkey));
-		ASSERT_EQ(0, rc_post_send(s->qp, IBV_WR_SEND, 901, s->buf, 1500,
-					  s->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0));
-		w = rc_want_req(901, IBV_WC_SEND, 1500, s);
-		rc_expect_wc(_metadata, s->scq, &w);
-		w = rc_want_recv(900, IBV_WC_RECV, 1500, r, s);
-		rc_expect_wc(_metadata, r->rcq, &w);
-		rc_expect_bytes(_metadata, r->buf + 32768, 1500, 11 + i, "second pair's SEND");
-	}
-}
-
 /* A well-formed WRITE lands where its RETH says, nowhere else. */
 static void expect_write_lands(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(fz) *self, size_t off, uint32_t len,
@@ -560,7 +541,7 @@ TEST_F(fz, random_requests_write_only_the_window)
 						  4096, self->win->lkey));
 		for (int k = 0; k < per_round; k++)
 			ASSERT_EQ(0, rocev2_send(self->fd, pkt, fuzz_packet(self, pkt)));
-		expect_q_traffic(_metadata, &self->q);
+		rc_expect_sends(_metadata, &self->q, 32768, 11);
 		usleep(20000);
 		fuzz_reconnect(_metadata, self);
 		/* The window may hold anything now; the rest may not. */

@@ -296,6 +296,30 @@ static inline void rc_expect_canary(struct __test_metadata *_metadata,
 				 i < len ? p[i] : 0, v);
 }
 
+/*
+ * A 1500-byte SEND each way between @p's ends, into offset @off of the
+ * receiver's buffer (the bytes of @seed, then @seed + 1): both completions
+ * exact, every byte.
+ */
+static inline void rc_expect_sends(struct __test_metadata *_metadata,
+				   struct rc_pair *p, size_t off, uint32_t seed)
+{
+	for (int i = 0; i < 2; i++) {
+		struct rc_end *s = &p->e[i], *r = &p->e[!i];
+		struct rc_wc_want w;
+
+		rc_fill(s->buf, 1500, seed + i);
+		ASSERT_EQ(0, rc_post_recv(r->qp, 900, r->buf + off, 2048, r->mr->lkey));
+		ASSERT_EQ(0, rc_post_send(s->qp, IBV_WR_SEND, 901, s->buf, 1500,
+					  s->mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0));
+		w = rc_want_req(901, IBV_WC_SEND, 1500, s);
+		rc_expect_wc(_metadata, s->scq, &w);
+		w = rc_want_recv(900, IBV_WC_RECV, 1500, r, s);
+		rc_expect_wc(_metadata, r->rcq, &w);
+		rc_expect_bytes(_metadata, r->buf + off, 1500, seed + i, "a SEND each way");
+	}
+}
+
 /* The fixture's pair replaced by one made from a modified configuration. */
 static inline void rc_reopen(struct __test_metadata *_metadata, struct rc_pair *p,
 			     void (*tweak)(struct rc_cfg *c))
