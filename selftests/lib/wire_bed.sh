@@ -101,6 +101,20 @@ wait_port() {
 	return 1
 }
 
+# xrun_watch SECONDS PORT: after SECONDS, what the processes of the run
+# on PORT wait in (state, wait channel, kernel stack) and the QPs of both
+# devices: printed only if the run is still there.
+xrun_watch() {
+	local p
+	sleep "$1"
+	for p in $(pgrep -f -- "-p $2"); do
+		[ "$(cat "/proc/$p/comm")" = timeout ] && continue
+		echo "pid $p $(cut -d' ' -f3 "/proc/$p/stat") $(cat "/proc/$p/wchan"): $(tr '\0' ' ' <"/proc/$p/cmdline")"
+		head -n 8 "/proc/$p/stack"
+	done
+	rdma res show qp | grep -E 'shca9|rxe0|shca8'
+}
+
 # xrun NAME CHECK SRV_NS CLI_NS ADDR SERVER_CMD... -- CLIENT_CMD...: both
 # get "-p PORT", the client ADDR last; CHECK a check_* command line
 # (selftests/lib/tools.sh); shca9's wire counters must grow. The caller
@@ -108,7 +122,7 @@ wait_port() {
 # shellcheck disable=SC2154
 xrun() {
 	local name=$1 check=$2 sns=$3 cns=$4 addr=$5; shift 5
-	local srv=() cli=() spre=() cpre=() spid c s sum='' r tx0 tx1
+	local srv=() cli=() spre=() cpre=() spid c s sum='' r tx0 tx1 wd
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
@@ -119,8 +133,14 @@ xrun() {
 	timeout -k 5 "$tmo" "${spre[@]}" "${srv[@]}" -p "$port" >"$out/srv" 2>&1 &
 	spid=$!
 	wait_port "$port" "$sns" || sleep 1
+	# Killed at the timeout, a run cannot say where it stopped: look first.
+	rm -f "$out/stuck"
+	xrun_watch "$((tmo - 5))" "$port" >"$out/stuck" 2>&1 &
+	wd=$!
 	timeout -k 5 "$tmo" "${cpre[@]}" "${cli[@]}" -p "$port" "$addr" >"$out/cli" 2>&1
 	c=$?
+	pkill -P "$wd" 2>/dev/null
+	kill "$wd" 2>/dev/null
 	wait "$spid"
 	s=$?
 	tx1=$(wire_stat shca9 wire_tx_packets far)
@@ -138,6 +158,7 @@ xrun() {
 		echo "# $name: client exit $c, server exit $s; $sum"
 		sed 's/^/# client: /' "$out/cli" | tail -n 8
 		sed 's/^/# server: /' "$out/srv" | tail -n 8
+		[ -s "$out/stuck" ] && sed 's/^/# stuck: /' "$out/stuck" | head -n 60
 		nok "$name" ;;
 	esac
 }
