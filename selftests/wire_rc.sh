@@ -158,27 +158,6 @@ for t in "${uc_perf[@]}"; do
 		"$t" -d rxe0 -x "$gx" "${a[@]}" -- "$t" -d shca9 -x "$g9" "${a[@]}"
 done
 
-# rping: the connection manager's handshake, then its verified transfers.
-rping_row() { # LABEL SRV_NS CLI_NS SRV_ADDR
-	local spre=() cpre=() rsp c s
-	[ "$2" = - ] || spre=(ip netns exec "$2")
-	[ "$3" = - ] || cpre=(ip netns exec "$3")
-	port=$((port + 1))
-	timeout -k 5 120 "${spre[@]}" rping -s -a "$4" -p "$port" -C 50 -v -S 1000 >"$out/rs" 2>&1 &
-	rsp=$!
-	for _ in $(seq 200); do rdma res show cm_id 2>/dev/null | grep -q LISTEN && break; sleep 0.05; done
-	timeout -k 5 120 "${cpre[@]}" rping -c -a "$4" -p "$port" -C 50 -v -S 1000 >"$out/rc" 2>&1
-	c=$?
-	wait "$rsp"
-	s=$?
-	if [ "$c" = 0 ] && [ "$s" = 0 ] && [ "$(grep -c 'ping data:' "$out/rc")" = 50 ]; then
-		ok "$1 # 50 pings of 1000 bytes verified"
-	else
-		sed 's/^/# client: /' "$out/rc" | tail -n 5
-		sed 's/^/# server: /' "$out/rs" | tail -n 5
-		nok "$1"
-	fi
-}
 rping_row "rping -v shca9 client -> rxe0 server" - far 198.18.0.2
 rping_row "rping -v rxe0 client -> shca9 server" far - 198.18.0.1
 

@@ -7,10 +7,10 @@
  * first HCA of that namespace is bound, closed when the last one goes or
  * the namespace does (pernet exit), whichever comes first.
  *
- * In the initial namespace no socket is made: rdma_rxe (Linux 6.1) holds
- * UDP 4791 there from its module load on, and taking it first would make
- * rdma_rxe fail to load. An HCA bound there works on the local fabric
- * only, as one info line says.
+ * In the initial namespace a socket is made only with wire_init_net set:
+ * rdma_rxe (Linux 6.1) holds UDP 4791 there from its module load on, and
+ * taking it first makes a later modprobe of rdma_rxe fail. Without it an
+ * HCA bound there works on the local fabric only, as one info line says.
  *
  * Receive: the socket's encap_rcv (softirq) finds the HCA owning the
  * destination IP among the HCAs of the namespace, checks the packet
@@ -48,6 +48,11 @@ bool hca_wire_force;
 module_param_named(force_wire, hca_wire_force, bool, 0644);
 MODULE_PARM_DESC(force_wire,
 		 "Send every datagram over the wire, also to local devices (default 0)");
+
+static bool wire_init_net;
+module_param(wire_init_net, bool, 0644);
+MODULE_PARM_DESC(wire_init_net,
+		 "Devices bound in the initial namespace take UDP 4791 there, so rdma_rxe cannot load while they exist (default 0: local fabric only)");
 
 static unsigned int wire_rx_queue_len = 1024;
 module_param(wire_rx_queue_len, uint, 0644);
@@ -512,8 +517,8 @@ static int hca_wire_bind(struct hca *hca, struct net_device *ndev)
 		kfree(port);
 		return -EBUSY;
 	}
-	if (net_eq(net, &init_net))
-		pr_info("softhca %s: no RoCEv2 wire in the initial network namespace (UDP %u is rdma_rxe's there): local fabric only\n",
+	if (net_eq(net, &init_net) && !READ_ONCE(wire_init_net))
+		pr_info("softhca %s: no RoCEv2 wire in the initial network namespace without wire_init_net (UDP %u there would keep rdma_rxe from loading): local fabric only\n",
 			hca->name, HCA_ROCE_UDP_PORT);
 	else
 		port->wn = hca_wire_net_get(hca, net);

@@ -162,3 +162,28 @@ xrun() {
 		nok "$name" ;;
 	esac
 }
+
+# rping_row LABEL SRV_NS CLI_NS SRV_ADDR: rdma_cm's handshake, then 50 pings
+# of 1000 bytes rping verifies; NS "-" is the initial one. The caller sets
+# port (the last TCP port used) and out.
+# shellcheck disable=SC2154
+rping_row() {
+	local spre=() cpre=() rsp c s
+	[ "$2" = - ] || spre=(ip netns exec "$2")
+	[ "$3" = - ] || cpre=(ip netns exec "$3")
+	port=$((port + 1))
+	timeout -k 5 120 "${spre[@]}" rping -s -a "$4" -p "$port" -C 50 -v -S 1000 >"$out/rs" 2>&1 &
+	rsp=$!
+	for _ in $(seq 200); do rdma res show cm_id 2>/dev/null | grep -q LISTEN && break; sleep 0.05; done
+	timeout -k 5 120 "${cpre[@]}" rping -c -a "$4" -p "$port" -C 50 -v -S 1000 >"$out/rc" 2>&1
+	c=$?
+	wait "$rsp"
+	s=$?
+	if [ "$c" = 0 ] && [ "$s" = 0 ] && [ "$(grep -c 'ping data:' "$out/rc")" = 50 ]; then
+		ok "$1 # 50 pings of 1000 bytes verified"
+	else
+		sed 's/^/# client: /' "$out/rc" | tail -n 5
+		sed 's/^/# server: /' "$out/rs" | tail -n 5
+		nok "$1"
+	fi
+}
