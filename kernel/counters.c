@@ -75,6 +75,8 @@ static const struct rdma_stat_desc shca_stat_descs[] = {
 		"wire_rx_qp_state_drops",
 	[HCA_QCNT_NUM + HCA_HCNT_WIRE_RX_UNSOLICITED].name =
 		"wire_rx_unsolicited_drops",
+	[HCA_QCNT_NUM + HCA_HCNT_WIRE_RX_STALE_RSP].name =
+		"wire_rx_stale_rsp_drops",
 	[HCA_QCNT_NUM + HCA_HCNT_ODP_FAULTS_REQ].name = "odp_faults_req",
 	[HCA_QCNT_NUM + HCA_HCNT_ODP_FAULTS_RESP].name = "odp_faults_resp",
 	[HCA_QCNT_NUM + HCA_HCNT_ODP_PAGES_MAPPED].name = "odp_pages_mapped",

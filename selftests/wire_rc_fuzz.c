@@ -23,6 +23,8 @@
  *   a request to a QP in ERR: dropped and counted (wire_rx_not_peer_drops,
  *   wire_rx_unsolicited_drops, wire_rx_qp_state_drops; an ACK to a UC QP
  *   is not its transport: wire_rx_unknown_qpn_drops);
+ * - RC, a SEND outstanding: an ACK behind its PSN is dropped and counted
+ *   (wire_rx_stale_rsp_drops), the ACK for its PSN completes it;
  * - rounds of random requests (every request opcode of the transport, PSNs around the
  *   expected one, the window's rkey, a read-only MR's, a forged one,
  *   addresses and lengths in and around the window, random header bits),
@@ -428,6 +430,52 @@ TEST_F(fz, unsolicited_ack_is_dropped)
 	w = rc_want_recv(1, IBV_WC_RECV, 512, B, A);
 	rc_expect_wc(_metadata, B->rcq, &w);
 	rc_expect_bytes(_metadata, B->buf, 512, 10, "A's SEND after the forged ACK");
+}
+
+/* Forge an ACK from B for @psn to A. */
+static void forge_ack(struct __test_metadata *_metadata, FIXTURE_DATA(fz) *self,
+		      uint32_t psn, uint32_t msn)
+{
+	uint8_t pkt[ROCEV2_PKT_MAX];
+	size_t len = ROCEV2_BTH_LEN + ROCEV2_AETH_LEN + ROCEV2_ICRC_LEN;
+	size_t tot = rocev2_ip_udp(pkt, self->b_ip, self->a_ip, len);
+	uint8_t *b = pkt + ROCEV2_BTH_OFF;
+
+	memset(b, 0, len);
+	rocev2_bth(b, self->tp | OP_ACK, 0, A->qp->qp_num, psn, 0);
+	rocev2_aeth(b + ROCEV2_BTH_LEN, 0x1f, msn);
+	rocev2_seal(pkt, tot);
+	ASSERT_EQ(0, rocev2_send(self->fd, pkt, tot));
+}
+
+/*
+ * A SEND of A outstanding (B, in ERR, answers nothing): an ACK for a PSN
+ * behind it answers nothing and is counted; the ACK for its own PSN
+ * completes it, so the stale one was not taken as an ACK either.
+ */
+TEST_F(fz, stale_ack_is_dropped)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	uint32_t psn = self->p.cfg.sq_psn[0];
+	long long tx = ctr(A->dev, "wire_tx_packets");
+	long long drops = ctr(A->dev, "wire_rx_stale_rsp_drops");
+
+	if (self->tp)
+		SKIP(return, "UC has no responses");
+	ASSERT_EQ(0, ibv_modify_qp(B->qp, &a, IBV_QP_STATE));
+	rc_fill(A->buf, 512, 12);
+	ASSERT_EQ(0, rc_post_send(A->qp, IBV_WR_SEND, 3, A->buf, 512, A->mr->lkey,
+				  0, 0, IBV_SEND_SIGNALED, 0));
+	ASSERT_LT(tx, ctr_wait(A->dev, "wire_tx_packets", tx));
+	forge_ack(_metadata, self, (psn - 3) & 0xffffff, 0);
+	EXPECT_EQ(drops + 1, ctr_wait(A->dev, "wire_rx_stale_rsp_drops", drops));
+	EXPECT_EQ(0, rc_poll_none(A->scq, 0));
+	forge_ack(_metadata, self, psn, 1);
+	struct rc_wc_want w = rc_want_req(3, IBV_WC_SEND, 512, A);
+
+	rc_expect_wc(_metadata, A->scq, &w);
+	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(A->qp));
+	EXPECT_EQ(drops + 1, ctr(A->dev, "wire_rx_stale_rsp_drops"));
 }
 
 TEST_F(fz, request_to_qp_in_err_is_dropped)

@@ -681,8 +681,9 @@ enum hca_hca_counter {
 	HCA_HCNT_WIRE_RX_UNKNOWN_QPN,	/* no QP of that number takes it */
 	HCA_HCNT_WIRE_RX_QUEUE_FULL,	/* a receive or response queue was full */
 	HCA_HCNT_WIRE_RX_NOT_PEER,	/* RC/UC/XRC: IP addresses not the path's */
-	HCA_HCNT_WIRE_RX_QP_STATE,	/* a request to a QP that does not receive */
+	HCA_HCNT_WIRE_RX_QP_STATE,	/* to a QP whose state does not take it */
 	HCA_HCNT_WIRE_RX_UNSOLICITED,	/* a response with no request outstanding */
+	HCA_HCNT_WIRE_RX_STALE_RSP,	/* a response no outstanding PSN awaits */
 	/* On-demand paging (mkey_odp.c). */
 	HCA_HCNT_ODP_FAULTS_REQ,	/* PAGE_FAULT events of requesters */
 	HCA_HCNT_ODP_FIRST = HCA_HCNT_ODP_FAULTS_REQ,

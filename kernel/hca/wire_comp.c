@@ -16,9 +16,10 @@
  *   PSN: each is placed at its offset in the READ's local list, and a gap
  *   (a lost response) goes back N to re-request the rest;
  * - an atomic ACK writes the original value and completes the atomic.
- * A response for a PSN never sent, or one already acknowledged, is a
- * duplicate or a forgery: dropped. Progress restarts the ACK timer and
- * the retry counters.
+ * A response for a PSN never sent, one already acknowledged, or one not
+ * of the shape its request awaits (opcode, length) is a duplicate or a
+ * forgery: dropped and counted (wire_rx_stale_rsp_drops). Progress
+ * restarts the ACK timer and the retry counters.
  *
  * Called with the QP's exec_lock held, in process context.
  */
@@ -277,6 +278,12 @@ static bool hca_wire_read_rsp_fits(u8 opcode, u32 k, u32 n)
 	return false;
 }
 
+/* A response that is not what the request at its PSN awaits: dropped. */
+static void hca_wire_comp_stale(struct hca_qp *qp)
+{
+	hca_wire_count(qp->hca, HCA_HCNT_WIRE_RX_STALE_RSP, 1);
+}
+
 static void hca_wire_comp_read(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			       const struct hca_wire_rsp_cb *cb,
 			       const u8 *payload, u16 posted, bool *progress)
@@ -287,14 +294,18 @@ static void hca_wire_comp_read(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	u32 k, off, want;
 	struct hca_wqe *w;
 
-	if (!f || f->opcode != SOFTHCA_OPCODE_RDMA_READ)
+	if (!f || f->opcode != SOFTHCA_OPCODE_RDMA_READ) {
+		hca_wire_comp_stale(qp);
 		return;
+	}
 	k = f->acked;
 	off = k * wq->mtu;
 	want = min(wq->mtu, f->len - min(off, f->len));
 	if (cb->paylen != want || !hca_wire_read_rsp_fits(cb->opcode, k,
-							  f->npkts))
+							  f->npkts)) {
+		hca_wire_comp_stale(qp);
 		return;
+	}
 	w = hca_wire_comp_local(ctx, qp, posted, f, off, (u64)off + want);
 	if (IS_ERR(w))
 		return;
@@ -324,8 +335,10 @@ static void hca_wire_comp_atomic(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	struct hca_wqe *w;
 
 	if (!f || !hca_wire_flight_is_rd(f) ||
-	    f->opcode == SOFTHCA_OPCODE_RDMA_READ)
+	    f->opcode == SOFTHCA_OPCODE_RDMA_READ) {
+		hca_wire_comp_stale(qp);
 		return;
+	}
 	w = hca_wire_comp_local(ctx, qp, posted, f, 0, f->len);
 	if (IS_ERR(w))
 		return;
@@ -376,8 +389,10 @@ static void hca_wire_comp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	u32 una;
 	s32 d;
 
-	if (!op || !hca_wire_psn_sent(r, cb->psn))
+	if (!op || !hca_wire_psn_sent(r, cb->psn)) {
+		hca_wire_comp_stale(qp);
 		return;
+	}
 	if (cb->opcode == (hca_wire_tp(qp) | HCA_WOP_ACK)) {
 		hca_wire_comp_aeth(ctx, qp, cb, progress);
 		return;
@@ -391,6 +406,8 @@ static void hca_wire_comp_packet(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	d = hca_psn_diff(cb->psn, una);
 	if (d > 0)
 		hca_wire_comp_gap(qp, una);
+	else if (d < 0)
+		hca_wire_comp_stale(qp);	/* answered already */
 	if (d)
 		return;
 	if (op->flags & HCA_WF_ATOMIC)
@@ -413,6 +430,8 @@ void hca_wire_comp_drain(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		if (state == HCA_QPS_RTS || state == HCA_QPS_SQD)
 			hca_wire_comp_packet(ctx, qp, cb, skb->data + cb->payoff,
 					     posted, &progress);
+		else
+			hca_wire_count(qp->hca, HCA_HCNT_WIRE_RX_QP_STATE, 1);
 		consume_skb(skb);
 	}
 	if (progress && READ_ONCE(qp->state) != HCA_QPS_ERR)
