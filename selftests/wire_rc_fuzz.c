@@ -25,6 +25,9 @@
  *   is not its transport: wire_rx_unknown_qpn_drops);
  * - RC, a SEND outstanding: an ACK behind its PSN is dropped and counted
  *   (wire_rx_stale_rsp_drops), the ACK for its PSN completes it;
+ * - a CNP from the peer is counted (rp_cnp_ignored), one from another
+ *   address is not the peer's, one short of its reserved bytes a header
+ *   drop;
  * - rounds of random requests (every request opcode of the transport, PSNs around the
  *   expected one, the window's rkey, a read-only MR's, a forged one,
  *   addresses and lengths in and around the window, random header bits),
@@ -56,6 +59,7 @@ enum {
 	OP_SEND_ONLY, OP_SEND_ONLY_IMM, OP_WRITE_FIRST, OP_WRITE_MIDDLE,
 	OP_WRITE_LAST, OP_WRITE_LAST_IMM, OP_WRITE_ONLY, OP_WRITE_ONLY_IMM,
 	OP_READ_REQ, OP_ACK = 0x11, OP_CMP_SWAP = 0x13, OP_FETCH_ADD,
+	OP_CNP = 0x81,			/* RoCEv2, Annex A17.9.3 */
 };
 
 #define BIG		(256 << 10)	/* the target's memory, canaries around */
@@ -476,6 +480,46 @@ TEST_F(fz, stale_ack_is_dropped)
 	rc_expect_wc(_metadata, A->scq, &w);
 	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(A->qp));
 	EXPECT_EQ(drops + 1, ctr(A->dev, "wire_rx_stale_rsp_drops"));
+}
+
+/* A CNP (Annex A17.9.3) from @src to A: BTH 0x81, B bit, @rsvd of 16 bytes. */
+static void forge_cnp(struct __test_metadata *_metadata, FIXTURE_DATA(fz) *self,
+		      struct in_addr src, size_t rsvd)
+{
+	uint8_t pkt[ROCEV2_PKT_MAX];
+	size_t len = ROCEV2_BTH_LEN + rsvd + ROCEV2_ICRC_LEN;
+	size_t tot = rocev2_ip_udp(pkt, src, self->a_ip, len);
+	uint8_t *b = pkt + ROCEV2_BTH_OFF;
+
+	memset(b, 0, len);
+	rocev2_bth(b, OP_CNP, 0, A->qp->qp_num, 0, 0);
+	b[4] = 0x40;			/* BECN */
+	rocev2_seal(pkt, tot);
+	ASSERT_EQ(0, rocev2_send(self->fd, pkt, tot));
+}
+
+/*
+ * A CNP from the peer is counted (softhca does not cut its rate); one from
+ * another address is not the peer's; one short of its 16 reserved bytes
+ * is a header drop. The QP goes on.
+ */
+TEST_F(fz, cnp_is_counted)
+{
+	struct in_addr other = self->b_ip;
+	long long cnps = ctr(A->dev, "rp_cnp_ignored");
+	long long np = ctr(A->dev, "wire_rx_not_peer_drops");
+	long long hdr = ctr(A->dev, "wire_rx_header_drops");
+
+	forge_cnp(_metadata, self, self->b_ip, 16);
+	EXPECT_EQ(cnps + 1, ctr_wait(A->dev, "rp_cnp_ignored", cnps));
+	other.s_addr = htonl(ntohl(other.s_addr) + 1);
+	forge_cnp(_metadata, self, other, 16);
+	EXPECT_EQ(np + 1, ctr_wait(A->dev, "wire_rx_not_peer_drops", np));
+	forge_cnp(_metadata, self, self->b_ip, 12);
+	EXPECT_EQ(hdr + 1, ctr_wait(A->dev, "wire_rx_header_drops", hdr));
+	EXPECT_EQ(cnps + 1, ctr(A->dev, "rp_cnp_ignored"));
+	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(A->qp));
+	expect_write_lands(_metadata, self, 0, 64, 16);
 }
 
 TEST_F(fz, request_to_qp_in_err_is_dropped)

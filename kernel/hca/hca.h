@@ -684,6 +684,10 @@ enum hca_hca_counter {
 	HCA_HCNT_WIRE_RX_QP_STATE,	/* to a QP whose state does not take it */
 	HCA_HCNT_WIRE_RX_UNSOLICITED,	/* a response with no request outstanding */
 	HCA_HCNT_WIRE_RX_STALE_RSP,	/* a response no outstanding PSN awaits */
+	/* Congestion (wire_cc.c), by ConnectX's names. */
+	HCA_HCNT_NP_ECN_MARKED,		/* packets that came with ECN CE */
+	HCA_HCNT_NP_CNP_SENT,		/* CNPs sent for them */
+	HCA_HCNT_RP_CNP_IGNORED,	/* CNPs taken, the rate not cut */
 	/* On-demand paging (mkey_odp.c). */
 	HCA_HCNT_ODP_FAULTS_REQ,	/* PAGE_FAULT events of requesters */
 	HCA_HCNT_ODP_FIRST = HCA_HCNT_ODP_FAULTS_REQ,

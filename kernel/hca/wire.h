@@ -28,7 +28,9 @@
 #define HCA_WIRE_TP_UC		0x20
 #define HCA_WIRE_TP_UD		0x60
 #define HCA_WIRE_TP_XRC		0xa0
+#define HCA_WIRE_TP_CNP		0x80	/* Annex A17.9.3: 0x81 only */
 #define HCA_WIRE_TP_MASK	0xe0
+#define HCA_WIRE_OP_CNP		0x81
 
 /* Operations (the low five bits), as IBTA Vol 1 Table 38 numbers them. */
 enum hca_wire_op {
@@ -67,6 +69,7 @@ enum {
 	HCA_WH_IETH	= BIT(5),
 	HCA_WH_DETH	= BIT(6),
 	HCA_WH_XRCETH	= BIT(7),	/* right after the BTH */
+	HCA_WH_CNP	= BIT(8),	/* a CNP's 16 reserved bytes */
 };
 
 /* Where a packet sits in its message, and what it is. */
@@ -82,6 +85,7 @@ enum {
 	HCA_WF_WRITE	= BIT(7),
 	HCA_WF_READ	= BIT(8),	/* READ request or response */
 	HCA_WF_ATOMIC	= BIT(9),
+	HCA_WF_CNP	= BIT(10),	/* congestion notification */
 };
 
 /* One row per BTH opcode softhca sends or takes (wire_opcode.c). */
@@ -120,6 +124,7 @@ enum {
 #define HCA_BTH_SE		BIT(0)	/* solicited event */
 #define HCA_BTH_MIG		BIT(1)
 #define HCA_BTH_ACKREQ		BIT(2)
+#define HCA_BTH_BECN		BIT(3)	/* a CNP's B bit */
 
 /* A packet's headers in host order; the ones its opcode has are valid. */
 struct hca_wire_hdr {
@@ -218,6 +223,13 @@ bool hca_wire_src(struct hca *hca, u32 sgid_index, u8 sgid[16]);
  */
 void hca_wire_ud_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 		      struct hca_wire_pkt *pkt);
+/*
+ * wire_cc.c: the ECN bits a packet of @op leaves with; is @pkt marked CE
+ * (counted); a CNP taken.
+ */
+u8 hca_wire_cc_tclass(u8 tclass, const struct hca_wire_opcode *op);
+bool hca_wire_cc_marked(struct hca *hca, const struct hca_wire_pkt *pkt);
+void hca_wire_cc_cnp_recv(struct hca *hca, const struct hca_wire_pkt *pkt);
 void hca_wire_rc_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 		      struct hca_wire_pkt *pkt);
 

@@ -310,10 +310,15 @@ static void hca_wire_deliver(struct hca_exec_ctx *ctx, struct hca *hca,
 	hca_wire_count(hca, HCA_HCNT_WIRE_RX_PACKETS, 1);
 	hca_wire_count(hca, HCA_HCNT_WIRE_RX_BYTES, ntohs(udp_hdr(skb)->len) -
 		       sizeof(struct udphdr));
-	if ((pkt.h.opcode & HCA_WIRE_TP_MASK) == HCA_WIRE_TP_UD)
+	if ((pkt.h.opcode & HCA_WIRE_TP_MASK) == HCA_WIRE_TP_UD) {
+		hca_wire_cc_marked(hca, &pkt);
 		hca_wire_ud_recv(ctx, hca, &pkt);
-	else
+	} else if (pkt.op->flags & HCA_WF_CNP) {
+		hca_wire_cc_cnp_recv(hca, &pkt);
+		consume_skb(skb);
+	} else {
 		hca_wire_rc_recv(ctx, hca, &pkt);
+	}
 	hca_run_deferred(ctx);
 }
 

@@ -8,7 +8,7 @@
  * Wireshark prints, the extension headers after the BTH and what kind of
  * packet it is; the packet layer (wire_pkt.c) builds and checks headers
  * from these rows only. An opcode without a row (RD, CNP, anything else)
- * is dropped on receive.
+ * is dropped on receive. RoCEv2's CNP (Annex A17.9.3) has a row of its own.
  */
 #include <linux/build_bug.h>
 #include <linux/kernel.h>
@@ -149,13 +149,15 @@ static const struct hca_wire_opcode hca_wire_opcodes[256] = {
 	ROW(UD(SEND_ONLY), "UD Send Only", HCA_WH_DETH, REQ_SEND | HCA_WF_ONLY),
 	ROW(UD(SEND_ONLY_IMM), "UD Send Only Immediate",
 	    HCA_WH_DETH | HCA_WH_IMM, REQ_SEND | HCA_WF_ONLY),
+	ROW(HCA_WIRE_OP_CNP, "CNP", HCA_WH_CNP, HCA_WF_CNP),
 };
 
-/* Rows: 23 RC operations (enum hca_wire_op), 12 UC, 23 XRC, 2 UD. */
+/* Rows: 23 RC operations (enum hca_wire_op), 12 UC, 23 XRC, 2 UD, CNP. */
 #define HCA_WIRE_RC_ROWS	23
 #define HCA_WIRE_UC_ROWS	12
 #define HCA_WIRE_XRC_ROWS	23
 #define HCA_WIRE_UD_ROWS	2
+#define HCA_WIRE_CNP_ROWS	1
 
 const struct hca_wire_opcode *hca_wire_opcode(u8 opcode)
 {
@@ -185,5 +187,6 @@ bool hca_wire_opcodes_ok(void)
 	return hca_wire_opcode_rows(HCA_WIRE_TP_RC) == HCA_WIRE_RC_ROWS &&
 	       hca_wire_opcode_rows(HCA_WIRE_TP_UC) == HCA_WIRE_UC_ROWS &&
 	       hca_wire_opcode_rows(HCA_WIRE_TP_XRC) == HCA_WIRE_XRC_ROWS &&
-	       hca_wire_opcode_rows(HCA_WIRE_TP_UD) == HCA_WIRE_UD_ROWS;
+	       hca_wire_opcode_rows(HCA_WIRE_TP_UD) == HCA_WIRE_UD_ROWS &&
+	       hca_wire_opcode_rows(HCA_WIRE_TP_CNP) == HCA_WIRE_CNP_ROWS;
 }

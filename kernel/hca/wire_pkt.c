@@ -69,6 +69,8 @@ struct hca_deth {
 #define HCA_QPN_MASK		0xffffff
 /* BTH byte 4 (FECN, BECN, reserved): masked in the ICRC. */
 #define HCA_BTH_VARIANT_BYTE	4
+#define HCA_BTH_B4_BECN		0x40
+#define HCA_CNP_RSVD_LEN	16
 
 /* ---- extension headers: one row each, in the order a packet has them ---- */
 
@@ -176,6 +178,16 @@ static void hca_xrceth_get(const u8 *p, struct hca_wire_hdr *h)
 	h->xrc_srqn = get_unaligned_be32(p) & HCA_PSN_MASK;
 }
 
+/* A CNP's 16 bytes after the BTH: reserved, sent 0, ignored. */
+static void hca_cnp_put(u8 *p, const struct hca_wire_hdr *h)
+{
+	memset(p, 0, HCA_CNP_RSVD_LEN);
+}
+
+static void hca_cnp_get(const u8 *p, struct hca_wire_hdr *h)
+{
+}
+
 /* In the order they follow the BTH. */
 static const struct hca_wire_ext hca_wire_exts[] = {
 	{ HCA_WH_XRCETH, sizeof(__be32), hca_xrceth_put, hca_xrceth_get },
@@ -187,6 +199,7 @@ static const struct hca_wire_ext hca_wire_exts[] = {
 	{ HCA_WH_ATOMACK, sizeof(__be64), hca_atomack_put, hca_atomack_get },
 	{ HCA_WH_IMM, sizeof(__be32), hca_imm_put, hca_imm_get },
 	{ HCA_WH_IETH, sizeof(__be32), hca_ieth_put, hca_ieth_get },
+	{ HCA_WH_CNP, HCA_CNP_RSVD_LEN, hca_cnp_put, hca_cnp_get },
 };
 
 /* Bytes of BTH and every extension header of @op. */
@@ -290,6 +303,8 @@ static void hca_wire_put_hdrs(u8 *p, const struct hca_wire_opcode *op,
 	       pad << HCA_BTH_PAD_SHIFT;
 	put_unaligned_be16(h->pkey, p + 2);
 	put_unaligned_be32(h->dqpn & HCA_QPN_MASK, p + 4);
+	if (h->flags & HCA_BTH_BECN)
+		p[HCA_BTH_VARIANT_BYTE] = HCA_BTH_B4_BECN;
 	put_unaligned_be32((h->flags & HCA_BTH_ACKREQ ? HCA_BTH_APSN_ACKREQ : 0) |
 			   (h->psn & HCA_PSN_MASK), p + 8);
 	p += HCA_BTH_LEN;
@@ -351,7 +366,7 @@ struct sk_buff *hca_wire_alloc(struct hca *hca, const struct hca_wire_addr *a,
 	memcpy(cb->dgid, a->dgid, sizeof(cb->dgid));
 	cb->flow_label = a->flow_label;
 	cb->udp_sport = a->udp_sport;
-	cb->tclass = a->tclass;
+	cb->tclass = hca_wire_cc_tclass(a->tclass, op);
 	cb->hop_limit = a->hop_limit;
 	cb->route = a->route;
 	return skb;

@@ -106,7 +106,16 @@ struct hca_wire_qp {
 	u32 mtu;
 	struct hca_wire_req req;
 	struct hca_wire_resp resp;
+	u64 cnp_next;			/* no CNP to the peer before (wire_cc.c) */
 };
+
+/* Is the packet from the QP's peer, to the address the QP sends from? */
+static inline bool hca_wire_from_peer(const struct hca_wire_qp *wq,
+				      const struct hca_wire_pkt *pkt)
+{
+	return !memcmp(pkt->a.sgid, wq->addr.dgid, sizeof(pkt->a.sgid)) &&
+	       !memcmp(pkt->a.dgid, wq->addr.sgid, sizeof(pkt->a.dgid));
+}
 
 /*
  * exec.c: would running a wire QP (with WQEs outstanding) make progress?
@@ -129,6 +138,9 @@ static inline bool hca_wire_has_work(struct hca_qp *qp)
 	       (hca_sq_posted(qp) != READ_ONCE(r->sq_sent) ||
 		READ_ONCE(r->cur) != READ_ONCE(r->nfl));
 }
+
+/* wire_cc.c: a CE-marked packet from @qp's peer; a CNP back. */
+void hca_wire_cc_notify(struct hca_qp *qp);
 
 /* engine.c: at RTR, at RESET, at DESTROY_QP (both locks held for reset). */
 int hca_wire_qp_rtr(struct hca_qp *qp);

@@ -962,21 +962,13 @@ static bool hca_wire_wrong_way(const struct hca_qp *qp,
 	return req ? qp->type->send_only : qp->type->xrc_tgt;
 }
 
-/* Is the packet from the QP's peer, to the address the QP sends from? */
-static bool hca_wire_from_peer(const struct hca_wire_qp *wq,
-			       const struct hca_wire_pkt *pkt)
-{
-	return !memcmp(pkt->a.sgid, wq->addr.dgid, sizeof(pkt->a.sgid)) &&
-	       !memcmp(pkt->a.dgid, wq->addr.sgid, sizeof(pkt->a.dgid));
-}
-
 void hca_wire_rc_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 		      struct hca_wire_pkt *pkt)
 {
+	bool marked = hca_wire_cc_marked(hca, pkt), queued = false;
 	struct hca_wire_qp *wq;
 	struct hca_engine_qp *e;
 	struct hca_qp *qp;
-	bool queued = false;
 
 	qp = hca_qp_get(hca, pkt->h.dqpn);
 	if (!qp) {
@@ -992,6 +984,8 @@ void hca_wire_rc_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 		hca_wire_count(hca, HCA_HCNT_WIRE_RX_UNKNOWN_QPN, 1);
 		goto put;
 	}
+	if (marked && hca_wire_from_peer(wq, pkt))
+		hca_wire_cc_notify(qp);
 	if (!(pkt->op->flags & HCA_WF_REQUEST)) {
 		/* Queued first: an executor may be taking the queue. */
 		if (!hca_wire_from_peer(wq, pkt))
