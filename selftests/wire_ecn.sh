@@ -6,7 +6,9 @@
 # marks and answers with CNPs (one per QP per 50 us at most), shca9 counts
 # the CNPs it took; a capture on veth1 shows every data packet ECT(0), the
 # CNPs (opcode 0x81) Not-ECT and as many as shca8 counted, and tshark finds
-# nothing malformed. With wire_ecn=0 the packets leave Not-ECT. Everything
+# nothing malformed. The same for UD datagrams (ibv_ud_pingpong): the CNPs
+# go to the source QP of the DETH. With wire_ecn=0 the packets leave
+# Not-ECT. Everything
 # is put back at the end, also on failure.
 set -u
 here=$(dirname "$0")
@@ -30,7 +32,7 @@ trap ecn_restore EXIT
 
 # cap_start FILE / cap_stop: tcpdump on veth1 in near.
 cap_start() {
-	near tcpdump -i veth1 --immediate-mode -s 128 -B 8192 -U -w "$1" udp port 4791 2>"$out/td" &
+	ip netns exec near tcpdump -i veth1 --immediate-mode -s 128 -B 8192 -U -w "$1" udp port 4791 2>"$out/td" &
 	tdp=$!
 	for _ in $(seq 600); do grep -q listening "$out/td" && break; sleep 0.05; done
 }
@@ -52,7 +54,7 @@ for t in tcpdump tshark tc ibv_rc_pingpong; do
 	command -v "$t" >/dev/null || { echo "1..0 # SKIP $t is not installed (scripts/deps)"; exit 0; }
 done
 rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
-echo "1..6"
+echo "1..8"
 if ! wire_bed_far || ! wire_bed_near || ! echo 1 >/sys/module/softhca/parameters/force_wire; then
 	nok "the bed: shca9 in far, shca8 in near, force_wire"
 	exit 1
@@ -69,11 +71,28 @@ xrun "ibv_rc_pingpong 4 KiB x 200 shca8 server, shca9 client, 30 % of shca9's pa
 	ibv_rc_pingpong -d shca8 -g "$g8" -s 4096 -n 200 -c -- \
 	ibv_rc_pingpong -d shca9 -g "$g9" -s 4096 -n 200 -c
 cap_stop
-far tc qdisc del dev veth0 root
 marked=$(delta np_ecn_marked_roce_packets shca8 near "$m0")
 cnps=$(delta np_cnp_sent shca8 near "$c0")
 took=$(delta rp_cnp_ignored shca9 far "$r0")
 sent=$(delta wire_tx_packets shca9 far "$t0")
+# UD: each marked datagram's CNP goes to its source QP at its address.
+m1=$(wire_stat shca8 np_ecn_marked_roce_packets near)
+c1=$(wire_stat shca8 np_cnp_sent near)
+r1=$(wire_stat shca9 rp_cnp_ignored far)
+xrun "ibv_ud_pingpong 1000 B x 500 shca8 server, shca9 client, marked CE" \
+	"check_pingpong 1000 500" near far 198.18.0.2 \
+	ibv_ud_pingpong -d shca8 -g "$g8" -s 1000 -n 500 -c -- \
+	ibv_ud_pingpong -d shca9 -g "$g9" -s 1000 -n 500 -c
+ud_marked=$(delta np_ecn_marked_roce_packets shca8 near "$m1")
+ud_cnps=$(delta np_cnp_sent shca8 near "$c1")
+ud_took=$(delta rp_cnp_ignored shca9 far "$r1")
+far tc qdisc del dev veth0 root
+if [ "$ud_marked" -ge 50 ] && [ "$ud_cnps" -ge 1 ] && [ "$ud_cnps" -le "$ud_marked" ] &&
+	[ "$ud_took" = "$ud_cnps" ]; then
+	ok "UD: shca8 answered marked datagrams with CNPs to shca9's QP # $ud_marked marked, $ud_cnps CNPs sent, $ud_took taken"
+else
+	nok "UD: $ud_marked marked (want >= 50), $ud_cnps CNPs sent (want 1..$ud_marked), $ud_took taken (want $ud_cnps)"
+fi
 # 30 % of about 1,000 packets: far outside 15..50 % is not chance.
 if [ $((marked * 100)) -ge $((sent * 15)) ] && [ $((marked * 100)) -le $((sent * 50)) ]; then
 	ok "shca8 counted the CE marks # $marked of the $sent packets shca9 sent"

@@ -167,6 +167,7 @@ struct hca_engine_qp {
 	struct hca_wire_qp *wire;
 	struct hca_wire_qp *wire_mem;
 	struct sk_buff_head wire_rsp;
+	u64 cnp_next;			/* no CNP for its marks before (wire_cc.c) */
 
 	/*
 	 * The receive side: run by the executor of the peer's send queue,

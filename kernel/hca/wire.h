@@ -225,10 +225,12 @@ void hca_wire_ud_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 		      struct hca_wire_pkt *pkt);
 /*
  * wire_cc.c: the ECN bits a packet of @op leaves with; is @pkt marked CE
- * (counted); a CNP taken.
+ * (counted); a marked packet to @qp answered with a CNP (for a connected
+ * QP from its peer); a CNP taken.
  */
 u8 hca_wire_cc_tclass(u8 tclass, const struct hca_wire_opcode *op);
 bool hca_wire_cc_marked(struct hca *hca, const struct hca_wire_pkt *pkt);
+void hca_wire_cc_notify(struct hca_qp *qp, const struct hca_wire_pkt *pkt);
 void hca_wire_cc_cnp_recv(struct hca *hca, const struct hca_wire_pkt *pkt);
 void hca_wire_rc_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 		      struct hca_wire_pkt *pkt);

@@ -7,14 +7,18 @@
  *   otherwise or wire_ecn is off, so a congested switch (or tc netem's
  *   ecn) marks them CE instead of dropping them;
  * - a packet that arrives marked CE is counted (np_ecn_marked_roce_packets)
- *   and, on a connected QP, answered with a CNP to the QP that sent it: at
- *   most one per QP per HCA_WIRE_CNP_GAP_NS (np_cnp_sent);
- * - a CNP that arrives for one of our connected QPs, from its peer, is
- *   counted (rp_cnp_ignored). softhca has no reaction point: it does not
- *   cut the QP's rate (no DCQCN), as a ConnectX whose RP is disabled.
+ *   and answered with a CNP to the QP that sent it (a connected QP's peer,
+ *   a datagram's source QP at its source address): at most one per
+ *   receiving QP per HCA_WIRE_CNP_GAP_NS (np_cnp_sent);
+ * - a CNP that arrives for one of our QPs (a connected one's from its
+ *   peer) is counted (rp_cnp_ignored). softhca has no reaction point: it
+ *   does not cut the QP's rate (no DCQCN), as a ConnectX whose RP is
+ *   disabled.
  *
  * A CNP: BTH opcode 0x81, the B (BECN) bit set, the default P_Key, the
- * sending QP's number, PSN 0, 16 reserved bytes, the ICRC; not ECN-capable.
+ * sending QP's number, PSN 0, 16 reserved bytes, the ICRC; not ECN-capable,
+ * on the marked packet's flow (its addresses, the UDP source port of the
+ * QPN pair).
  */
 #include <linux/module.h>
 #include <net/inet_ecn.h>
@@ -45,16 +49,30 @@ bool hca_wire_cc_marked(struct hca *hca, const struct hca_wire_pkt *pkt)
 	return true;
 }
 
-/* A marked packet from @qp's peer: a CNP back, unless one went lately. */
-void hca_wire_cc_notify(struct hca_qp *qp)
+/* The way back to a datagram's sender: its flow, from the receiver. */
+static void hca_wire_cc_ud_addr(struct hca_qp *qp,
+				const struct hca_wire_pkt *pkt,
+				struct hca_wire_addr *a)
 {
-	struct hca_wire_qp *wq = qp->eng->wire;
+	memset(a, 0, sizeof(*a));
+	memcpy(a->sgid, pkt->a.dgid, sizeof(a->sgid));
+	memcpy(a->dgid, pkt->a.sgid, sizeof(a->dgid));
+	a->tclass = pkt->a.tclass & ~INET_ECN_MASK;
+	a->flow_label = pkt->a.flow_label;
+	a->udp_sport = hca_wire_sport(a->flow_label, qp->qpn,
+				      pkt->h.deth.sqpn);
+}
+
+void hca_wire_cc_notify(struct hca_qp *qp, const struct hca_wire_pkt *pkt)
+{
+	struct hca_engine_qp *e = qp->eng;
+	struct hca_wire_qp *wq = READ_ONCE(e->wire);
 	struct hca_wire_hdr h = {
 		.opcode = HCA_WIRE_OP_CNP,
 		.flags = HCA_BTH_BECN,
 		.pkey = HCA_WIRE_PKEY,
-		.dqpn = wq->dest_qpn,
 	};
+	struct hca_wire_addr ud;
 	struct sk_buff *skb;
 	u8 *payload;
 	u64 now;
@@ -62,11 +80,18 @@ void hca_wire_cc_notify(struct hca_qp *qp)
 	if (!READ_ONCE(wire_ecn))
 		return;
 	now = ktime_get_ns();
-	/* Racy between a QP's two receive paths: at worst one CNP more. */
-	if (now < READ_ONCE(wq->cnp_next))
+	/* Racy between a QP's receive paths: at worst one CNP more. */
+	if (now < READ_ONCE(e->cnp_next))
 		return;
-	WRITE_ONCE(wq->cnp_next, now + HCA_WIRE_CNP_GAP_NS);
-	skb = hca_wire_alloc(qp->hca, &wq->addr, &h, 0, &payload);
+	WRITE_ONCE(e->cnp_next, now + HCA_WIRE_CNP_GAP_NS);
+	if (wq) {
+		h.dqpn = wq->dest_qpn;
+		skb = hca_wire_alloc(qp->hca, &wq->addr, &h, 0, &payload);
+	} else {
+		h.dqpn = pkt->h.deth.sqpn;
+		hca_wire_cc_ud_addr(qp, pkt, &ud);
+		skb = hca_wire_alloc(qp->hca, &ud, &h, 0, &payload);
+	}
 	if (skb && !hca_wire_send(qp->hca, skb))
 		hca_wire_count(qp->hca, HCA_HCNT_NP_CNP_SENT, 1);
 }
@@ -83,10 +108,10 @@ void hca_wire_cc_cnp_recv(struct hca *hca, const struct hca_wire_pkt *pkt)
 	}
 	/* e->wire, once set, is freed only with the QP (wire_qp.c). */
 	wq = READ_ONCE(qp->eng->wire);
-	if (!wq)
-		why = HCA_HCNT_WIRE_RX_UNKNOWN_QPN;
-	else if (!hca_wire_from_peer(wq, pkt))
+	if (wq && !hca_wire_from_peer(wq, pkt))
 		why = HCA_HCNT_WIRE_RX_NOT_PEER;
+	else if (!wq && qp->type->tp != SOFTHCA_TP_UD)
+		why = HCA_HCNT_WIRE_RX_UNKNOWN_QPN;	/* not on the wire */
 	hca_wire_count(hca, why, 1);
 	hca_qp_put(qp);
 }

@@ -311,7 +311,6 @@ static void hca_wire_deliver(struct hca_exec_ctx *ctx, struct hca *hca,
 	hca_wire_count(hca, HCA_HCNT_WIRE_RX_BYTES, ntohs(udp_hdr(skb)->len) -
 		       sizeof(struct udphdr));
 	if ((pkt.h.opcode & HCA_WIRE_TP_MASK) == HCA_WIRE_TP_UD) {
-		hca_wire_cc_marked(hca, &pkt);
 		hca_wire_ud_recv(ctx, hca, &pkt);
 	} else if (pkt.op->flags & HCA_WF_CNP) {
 		hca_wire_cc_cnp_recv(hca, &pkt);

@@ -106,7 +106,6 @@ struct hca_wire_qp {
 	u32 mtu;
 	struct hca_wire_req req;
 	struct hca_wire_resp resp;
-	u64 cnp_next;			/* no CNP to the peer before (wire_cc.c) */
 };
 
 /* Is the packet from the QP's peer, to the address the QP sends from? */
@@ -139,8 +138,6 @@ static inline bool hca_wire_has_work(struct hca_qp *qp)
 		READ_ONCE(r->cur) != READ_ONCE(r->nfl));
 }
 
-/* wire_cc.c: a CE-marked packet from @qp's peer; a CNP back. */
-void hca_wire_cc_notify(struct hca_qp *qp);
 
 /* engine.c: at RTR, at RESET, at DESTROY_QP (both locks held for reset). */
 int hca_wire_qp_rtr(struct hca_qp *qp);

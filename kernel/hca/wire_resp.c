@@ -985,7 +985,7 @@ void hca_wire_rc_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 		goto put;
 	}
 	if (marked && hca_wire_from_peer(wq, pkt))
-		hca_wire_cc_notify(qp);
+		hca_wire_cc_notify(qp, pkt);
 	if (!(pkt->op->flags & HCA_WF_REQUEST)) {
 		/* Queued first: an executor may be taking the queue. */
 		if (!hca_wire_from_peer(wq, pkt))

@@ -86,6 +86,7 @@ static void hca_wire_datagram(const struct hca_wire_pkt *pkt,
 void hca_wire_ud_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 		      struct hca_wire_pkt *pkt)
 {
+	bool marked = hca_wire_cc_marked(hca, pkt);
 	struct hca_datagram dg;
 	struct hca_sgl payload;
 	struct hca_qp *qp;
@@ -107,6 +108,8 @@ void hca_wire_ud_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 			hca_qp_put(qp);
 		goto out;
 	}
+	if (marked)
+		hca_wire_cc_notify(qp, pkt);
 	hca_wire_datagram(pkt, &payload, &dg);
 	hca_ud_receive(ctx, &dg, qp);
 	hca_qp_put(qp);
