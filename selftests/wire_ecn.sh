@@ -66,10 +66,8 @@ c0=$(wire_stat shca8 np_cnp_sent near)
 r0=$(wire_stat shca9 rp_cnp_ignored far)
 t0=$(wire_stat shca9 wire_tx_packets far)
 cap_start "$out/marked.pcap"
-xrun "ibv_rc_pingpong 4 KiB x 200 shca8 server, shca9 client, 30 % of shca9's packets marked CE" \
-	"check_pingpong 4096 200" near far 198.18.0.2 \
-	ibv_rc_pingpong -d shca8 -g "$g8" -s 4096 -n 200 -c -- \
-	ibv_rc_pingpong -d shca9 -g "$g9" -s 4096 -n 200 -c
+xpp "ibv_rc_pingpong 4 KiB x 200 shca8 server, shca9 client, 30 % of shca9's packets marked CE" \
+	ibv_rc_pingpong 4096 200 near far 198.18.0.2 shca8 "$g8" shca9 "$g9"
 cap_stop
 marked=$(delta np_ecn_marked_roce_packets shca8 near "$m0")
 cnps=$(delta np_cnp_sent shca8 near "$c0")
@@ -79,10 +77,8 @@ sent=$(delta wire_tx_packets shca9 far "$t0")
 m1=$(wire_stat shca8 np_ecn_marked_roce_packets near)
 c1=$(wire_stat shca8 np_cnp_sent near)
 r1=$(wire_stat shca9 rp_cnp_ignored far)
-xrun "ibv_ud_pingpong 1000 B x 500 shca8 server, shca9 client, marked CE" \
-	"check_pingpong 1000 500" near far 198.18.0.2 \
-	ibv_ud_pingpong -d shca8 -g "$g8" -s 1000 -n 500 -c -- \
-	ibv_ud_pingpong -d shca9 -g "$g9" -s 1000 -n 500 -c
+xpp "ibv_ud_pingpong 1000 B x 500 shca8 server, shca9 client, marked CE" \
+	ibv_ud_pingpong 1000 500 near far 198.18.0.2 shca8 "$g8" shca9 "$g9"
 ud_marked=$(delta np_ecn_marked_roce_packets shca8 near "$m1")
 ud_cnps=$(delta np_cnp_sent shca8 near "$c1")
 ud_took=$(delta rp_cnp_ignored shca9 far "$r1")
@@ -121,9 +117,8 @@ fi
 # wire_ecn=0: nothing leaves ECN-capable.
 echo 0 >"$param"
 cap_start "$out/off.pcap"
-xrun "ibv_rc_pingpong 4 KiB x 50 with wire_ecn=0" "check_pingpong 4096 50" near far 198.18.0.2 \
-	ibv_rc_pingpong -d shca8 -g "$g8" -s 4096 -n 50 -c -- \
-	ibv_rc_pingpong -d shca9 -g "$g9" -s 4096 -n 50 -c
+xpp "ibv_rc_pingpong 4 KiB x 50 with wire_ecn=0" \
+	ibv_rc_pingpong 4096 50 near far 198.18.0.2 shca8 "$g8" shca9 "$g9"
 cap_stop
 echo 1 >"$param"
 fields "$out/off.pcap" >"$out/f"

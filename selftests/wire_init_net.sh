@@ -95,18 +95,12 @@ fi
 
 echo 1 >/sys/module/softhca/parameters/force_wire
 rx0=$(wire_stat shca7 wire_rx_packets)
-xrun "ibv_rc_pingpong shca9 server, shca7 (init_net) client, 4096 B x 200" \
-	"check_pingpong 4096 200" far - 198.18.0.1 \
-	ibv_rc_pingpong -d shca9 -g "$g9" -s 4096 -n 200 -c -- \
-	ibv_rc_pingpong -d shca7 -g "$g7" -s 4096 -n 200 -c
-xrun "ibv_rc_pingpong shca7 (init_net) server, shca9 client, 65536 B x 20" \
-	"check_pingpong 65536 20" - far 198.18.0.2 \
-	ibv_rc_pingpong -d shca7 -g "$g7" -s 65536 -n 20 -c -- \
-	ibv_rc_pingpong -d shca9 -g "$g9" -s 65536 -n 20 -c
-xrun "ibv_ud_pingpong shca7 (init_net) server, shca9 client, 1000 B x 200" \
-	"check_pingpong 1000 200" - far 198.18.0.2 \
-	ibv_ud_pingpong -d shca7 -g "$g7" -s 1000 -n 200 -c -- \
-	ibv_ud_pingpong -d shca9 -g "$g9" -s 1000 -n 200 -c
+xpp "ibv_rc_pingpong shca9 server, shca7 (init_net) client, 4096 B x 200" \
+	ibv_rc_pingpong 4096 200 far - 198.18.0.1 shca9 "$g9" shca7 "$g7"
+xpp "ibv_rc_pingpong shca7 (init_net) server, shca9 client, 65536 B x 20" \
+	ibv_rc_pingpong 65536 20 - far 198.18.0.2 shca7 "$g7" shca9 "$g9"
+xpp "ibv_ud_pingpong shca7 (init_net) server, shca9 client, 1000 B x 200" \
+	ibv_ud_pingpong 1000 200 - far 198.18.0.2 shca7 "$g7" shca9 "$g9"
 rping_row "rping -v shca9 client -> shca7 (init_net) server" - far 198.18.0.2
 rping_row "rping -v shca7 (init_net) client -> shca9 server" far - 198.18.0.1
 rx=$(($(wire_stat shca7 wire_rx_packets) - rx0))

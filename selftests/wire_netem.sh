@@ -216,14 +216,10 @@ if ! wire_bed_far || ! wire_bed_rxe || ! netem_requests loss 1%; then
 	nok "the bed: veth0 and shca9 in netns far, rxe0 on veth1, netem"
 	exit 1
 fi
-xrun "1 % loss: ibv_rc_pingpong shca9 server, rxe0 client, 64 KiB x 50" \
-	"check_pingpong 65536 50" far - 198.18.0.1 \
-	ibv_rc_pingpong -d shca9 -g "$g9" -s 65536 -n 50 -c -- \
-	ibv_rc_pingpong -d rxe0 -g "$gx" -s 65536 -n 50 -c
-xrun "1 % loss: ibv_rc_pingpong rxe0 server, shca9 client, 64 KiB x 50" \
-	"check_pingpong 65536 50" - far 198.18.0.2 \
-	ibv_rc_pingpong -d rxe0 -g "$gx" -s 65536 -n 50 -c -- \
-	ibv_rc_pingpong -d shca9 -g "$g9" -s 65536 -n 50 -c
+xpp "1 % loss: ibv_rc_pingpong shca9 server, rxe0 client, 64 KiB x 50" \
+	ibv_rc_pingpong 65536 50 far - 198.18.0.1 shca9 "$g9" rxe0 "$gx"
+xpp "1 % loss: ibv_rc_pingpong rxe0 server, shca9 client, 64 KiB x 50" \
+	ibv_rc_pingpong 65536 50 - far 198.18.0.2 rxe0 "$gx" shca9 "$g9"
 netem_clear
 
 # softhca on both ends.

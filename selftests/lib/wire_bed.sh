@@ -187,3 +187,13 @@ rping_row() {
 		nok "$1"
 	fi
 }
+
+# xpp NAME TOOL SIZE ITERS SRV_NS CLI_NS ADDR SRV_DEV SRV_GID CLI_DEV CLI_GID:
+# a stock pingpong (ibv_rc_pingpong, ibv_ud_pingpong: -c, every byte
+# checked) of ITERS x SIZE through xrun, its result line checked.
+xpp() {
+	local name=$1 tool=$2 s=$3 it=$4
+	xrun "$name" "check_pingpong $s $it" "$5" "$6" "$7" \
+		"$tool" -d "$8" -g "$9" -s "$s" -n "$it" -c -- \
+		"$tool" -d "${10}" -g "${11}" -s "$s" -n "$it" -c
+}
