@@ -2,9 +2,11 @@
 # TAP: the set of issue 14 on bed (b), two hosts: scripts/wire-bedb runs
 # `set.sh a` in guest a and `set.sh b` in guest b of scripts/vm-pair, whose
 # eth0s (198.19.0.1 and 198.19.0.2) share one Ethernet segment. softhca has
-# no wire in the initial network namespace (Documentation/wire.md), so a
-# softhca guest first moves its eth0 into namespace "h" and makes its device
-# there; rdma_rxe stays in the initial one.
+# no wire in the initial network namespace by default (Documentation/wire.md),
+# so a softhca guest first moves its eth0 into namespace "h" and makes its
+# device there; rdma_rxe stays in the initial one. With
+# SOFTHCA_BEDB_INIT_NET=1 a softhca guest unloads rdma_rxe instead, sets
+# wire_init_net and makes its device on eth0 where it is, as on a host.
 #  - round 1: shca0 on a's eth0, rxe0 on b's eth0;
 #  - round 2: b's rxe0 goes, shca1 on b's eth0: softhca on both hosts.
 # Each round, every row once with the server on a and once on b:
@@ -94,7 +96,20 @@ counts() {
 # RoCE v2 GID of our address is there.
 make_softhca() {
 	dev=$1 kind=softhca pre=(ip netns exec h)
-	gid=$(wire_bed_ns h eth0 "$me" "$dev")
+	[ "${SOFTHCA_BEDB_INIT_NET:-0}" = 1 ] || {
+		gid=$(wire_bed_ns h eth0 "$me" "$dev")
+		return
+	}
+	pre=()
+	# UDP 4791 of the initial namespace: ours, so rdma_rxe goes.
+	{ ! grep -q '^rdma_rxe ' /proc/modules || rmmod rdma_rxe; } &&
+		echo 1 >/sys/module/softhca/parameters/wire_init_net &&
+		rdma link add "$dev" type softhca netdev eth0 || return 1
+	for _ in $(seq 200); do
+		gid=$(gid_index "$dev" "$me") && return 0
+		sleep 0.05
+	done
+	return 1
 }
 
 make_rxe() {
@@ -302,10 +317,13 @@ rows_per_round=28
 [ "$role" = a ] && { echo "TAP version 13"; echo "1..$((2 * (1 + rows_per_round)))"; }
 say "guest $role: $(uname -r), eth0 $me, peer $peer"
 
+where="netns h"
+[ "${SOFTHCA_BEDB_INIT_NET:-0}" = 1 ] && where="initial netns, wire_init_net"
+
 # Round 1: softhca (a) and rdma_rxe (b).
 dev_b=rxe0
 if [ "$role" = a ]; then
-	setup setup1 "bed: shca0 on a's eth0 (netns h), rxe0 on b's eth0" make_softhca shca0
+	setup setup1 "bed: shca0 on a's eth0 ($where), rxe0 on b's eth0" make_softhca shca0
 else
 	setup setup1 "" make_rxe
 fi
@@ -314,7 +332,7 @@ the_set
 # Round 2: softhca on both hosts.
 dev_b=shca1
 if [ "$role" = a ]; then
-	setup setup2 "bed: shca0 on a's eth0 (netns h), shca1 on b's eth0 (netns h)" true
+	setup setup2 "bed: shca0 on a's eth0 ($where), shca1 on b's eth0 ($where)" true
 else
 	setup setup2 "" eval 'rdma link del rxe0 && make_softhca shca1'
 fi
