@@ -491,4 +491,131 @@ TEST_F_TIMEOUT(thr, send_recv_threads, 120)
 	free(rx_seen);
 }
 
+/*
+ * One end of the ping-pong: end 0 serves first. On each message taken the
+ * send CQE of this end's last SEND must already be there (one poll, no
+ * wait); then the next SEND, with the send queue of one WQE.
+ */
+struct pp_end {
+	struct shared *s;
+	int i;
+	pthread_t th;
+	unsigned int late;		/* send CQEs found after the reply's */
+	unsigned int first_late;
+};
+
+#define PP_MSGS		5000		/* round trips of the ping-pong */
+
+static int pp_send(struct pp_end *pe, unsigned int seq)
+{
+	struct rc_end *e = &pe->s->p->e[pe->i];
+
+	*(uint32_t *)e->buf = seq;
+	return rc_post_send(e->qp, IBV_WR_SEND, seq, e->buf, 4, e->mr->lkey, 0, 0,
+			    IBV_SEND_SIGNALED, 0);
+}
+
+/* The receive CQE of message @seq: busy polled, as perftest does. */
+static bool pp_take(struct pp_end *pe, unsigned int seq)
+{
+	struct shared *s = pe->s;
+	struct rc_end *e = &s->p->e[pe->i];
+	struct ibv_wc wc;
+	int n;
+
+	while (!(n = ibv_poll_cq(e->rcq, 1, &wc))) {
+		if (s->failed)
+			return false;
+		if (rc_now_us() > s->deadline) {
+			failf(s, "end %d: message %u not taken by the deadline", pe->i, seq);
+			return false;
+		}
+	}
+	if (n < 0 || wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV ||
+	    wc.byte_len != 4 || *(uint32_t *)(e->buf + 64) != seq) {
+		failf(s, "end %d message %u: %s", pe->i, seq, rc_wc_str(&wc));
+		return false;
+	}
+	return !rc_post_recv(e->qp, seq + 1, e->buf + 64, 64, e->mr->lkey);
+}
+
+/* After the reply to SEND @seq: its send CQE, there already or late. */
+static bool pp_sent(struct pp_end *pe, unsigned int seq)
+{
+	struct rc_end *e = &pe->s->p->e[pe->i];
+	struct ibv_wc wc;
+	int n = ibv_poll_cq(e->scq, 1, &wc);
+
+	if (!n) {
+		if (!pe->late++)
+			pe->first_late = seq;
+		if (rc_poll(e->scq, &wc, 1, 5000) != 1)
+			return false;
+	} else if (n < 0) {
+		return false;
+	}
+	if (wc.status != IBV_WC_SUCCESS || wc.wr_id != seq) {
+		failf(pe->s, "end %d SEND %u: %s", pe->i, seq, rc_wc_str(&wc));
+		return false;
+	}
+	return true;
+}
+
+static void *pp_thread(void *arg)
+{
+	struct pp_end *pe = arg;
+	struct shared *s = pe->s;
+	unsigned int seq = 0;
+
+	if (pe->i == 0 && pp_send(pe, 0))
+		goto fail;
+	for (seq = 0; seq < PP_MSGS && !s->failed; seq++) {
+		/* End 1 answers message seq; end 0 takes its answer. */
+		if (!pp_take(pe, seq))
+			goto fail;
+		if ((pe->i == 0 || seq) && !pp_sent(pe, pe->i ? seq - 1 : seq))
+			goto fail;
+		if (pe->i == 1 ? pp_send(pe, seq) : seq + 1 < PP_MSGS && pp_send(pe, seq + 1))
+			goto fail;
+	}
+	if (pe->i == 1 && !s->failed && !pp_sent(pe, PP_MSGS - 1))
+		goto fail;
+	return NULL;
+fail:
+	if (!s->failed)
+		failf(s, "end %d stopped at message %u", pe->i, seq);
+	return NULL;
+}
+
+/*
+ * The order is the peer's doing as much as this end's: its ACK must leave
+ * before its application can see the message. rdma_rxe writes the CQE
+ * first and acknowledges after, so with rxe at either end the late ones
+ * are only counted.
+ */
+TEST_F_TIMEOUT(thr, pingpong_send_cqe_first, 120)
+{
+	bool rxe = rc_dev_is_rxe(self->p.e[0].dev) || rc_dev_is_rxe(self->p.e[1].dev);
+	struct pp_end pe[2];
+
+	for (int i = 0; i < 2; i++) {
+		struct rc_end *e = &self->p.e[i];
+
+		ASSERT_EQ(0, rc_post_recv(e->qp, 0, e->buf + 64, 64, e->mr->lkey));
+		pe[i] = (struct pp_end){ .s = &self->s, .i = i };
+	}
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&pe[i].th, NULL, pp_thread, &pe[i]));
+	for (int i = 0; i < 2; i++)
+		pthread_join(pe[i].th, NULL);
+	ASSERT_EQ(0, self->s.failed) TH_LOG("%s", self->s.why);
+	for (int i = 0; i < 2; i++) {
+		TH_LOG("end %d (%s): %u of %u send CQEs after the reply's", i,
+		       self->p.e[i].dev, pe[i].late, PP_MSGS);
+		if (!rxe)
+			EXPECT_EQ(0, pe[i].late) TH_LOG("end %d: first at SEND %u", i,
+							 pe[i].first_late);
+	}
+}
+
 TEST_HARNESS_MAIN

@@ -66,6 +66,7 @@ int hca_wire_qp_rtr(struct hca_qp *qp)
 			kfree(wq);
 			return -ENOMEM;
 		}
+		spin_lock_init(&wq->ack_lock);
 		e->wire_mem = wq;
 	}
 	mutex_lock(&e->exec_lock);

@@ -106,6 +106,7 @@ struct hca_wire_qp {
 	u32 mtu;
 	struct hca_wire_req req;
 	struct hca_wire_resp resp;
+	spinlock_t ack_lock;		/* held while an owed ACK leaves */
 };
 
 /* Is the packet from the QP's peer, to the address the QP sends from? */

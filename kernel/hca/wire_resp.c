@@ -109,8 +109,13 @@ void hca_wire_send_ack(struct hca_qp *qp, u8 syndrome, u32 psn)
  * one per message. At most HCA_WIRE_ACK_COALESCE requests share an ACK,
  * and every other packet of the QP (a NAK, a READ response, an atomic ACK,
  * a request of its requester) sends the owed ACK first: nothing overtakes
- * it. The responder owes under resp_lock; whoever sends it takes it with
- * one exchange, from any context.
+ * it. The responder owes under resp_lock, before the message's receive
+ * CQE is written, so a reply its application posts on seeing that CQE
+ * finds the ACK owed and sends it first (engine.md "CQE order").
+ *
+ * Whoever sends the owed ACK holds ack_lock until it has left and only
+ * then clears it: a sender that finds an ACK owed waits for it, also when
+ * another context is sending it at that moment.
  */
 #define HCA_ACK_OWED		BIT_ULL(63)
 #define HCA_ACK_COUNT_SHIFT	48
@@ -124,15 +129,21 @@ void hca_wire_ack_flush(struct hca_qp *qp)
 
 	if (!wq || !atomic64_read(&wq->resp.ack_owed))
 		return;
-	owed = atomic64_xchg(&wq->resp.ack_owed, 0);
-	state = READ_ONCE(qp->state);
-	/* A QP in ERR (or reset since) answers nothing. */
-	if (!(owed & HCA_ACK_OWED) || state < HCA_QPS_RTR ||
-	    state == HCA_QPS_ERR)
-		return;
-	hca_wire_ack_out(qp, HCA_AETH_ACK | HCA_AETH_NO_CREDITS,
-			 owed & HCA_PSN_MASK,
-			 (owed >> HCA_ACK_MSN_SHIFT) & HCA_PSN_MASK);
+	spin_lock(&wq->ack_lock);
+	owed = atomic64_read(&wq->resp.ack_owed);
+	/* A newer one owed while this one left: it acknowledges both. */
+	while (owed) {
+		state = READ_ONCE(qp->state);
+		/* A QP in ERR (or reset since) answers nothing. */
+		if ((owed & HCA_ACK_OWED) && state >= HCA_QPS_RTR &&
+		    state != HCA_QPS_ERR)
+			hca_wire_ack_out(qp, HCA_AETH_ACK | HCA_AETH_NO_CREDITS,
+					 owed & HCA_PSN_MASK,
+					 (owed >> HCA_ACK_MSN_SHIFT) & HCA_PSN_MASK);
+		if (atomic64_try_cmpxchg(&wq->resp.ack_owed, &owed, 0))
+			break;
+	}
+	spin_unlock(&wq->ack_lock);
 }
 
 /* Is @qp's owed ACK sent at the end of @ctx's batch? Then @ctx holds it. */
@@ -166,16 +177,12 @@ static void hca_wire_ack_owe(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	old = atomic64_read(&rs->ack_owed);
 	do {
 		n = old & HCA_ACK_OWED ? (old >> HCA_ACK_COUNT_SHIFT & 0xff) + 1 : 1;
-		if (n >= HCA_WIRE_ACK_COALESCE) {
-			/* This ACK answers the owed ones too. */
-			atomic64_set(&rs->ack_owed, 0);
-			hca_wire_ack_out(qp, HCA_AETH_ACK | HCA_AETH_NO_CREDITS,
-					 psn, rs->msn);
-			return;
-		}
 		new = HCA_ACK_OWED | n << HCA_ACK_COUNT_SHIFT |
 		      (u64)(rs->msn & HCA_PSN_MASK) << HCA_ACK_MSN_SHIFT | psn;
 	} while (!atomic64_try_cmpxchg(&rs->ack_owed, &old, new));
+	/* This ACK answers the owed ones too. */
+	if (n >= HCA_WIRE_ACK_COALESCE)
+		hca_wire_ack_flush(qp);
 }
 
 /* The end of a receive batch: the owed ACKs go out. */
@@ -475,15 +482,18 @@ static void hca_wire_resp_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	rs->msg_off = end;
 	rs->epsn = hca_psn_add(rs->epsn, 1);
 	hca_count(qp->eng->resp_cnt, HCA_QCNT_RX_BYTES, pkt->paylen);
-	if (pkt->op->flags & HCA_WF_LAST) {
-		hca_wire_resp_cqe(ctx, qp, pkt, pkt->op->hdrs & HCA_WH_IMM ?
-				  SOFTHCA_CQE_RESP_SEND_IMM :
-				  pkt->op->hdrs & HCA_WH_IETH ?
-				  SOFTHCA_CQE_RESP_SEND_INV :
-				  SOFTHCA_CQE_RESP_SEND, end);
-		hca_wire_resp_msg_done(rs);
+	if (!(pkt->op->flags & HCA_WF_LAST)) {
+		hca_wire_resp_ack(ctx, qp, pkt);
+		return;
 	}
+	/* The ACK owed (its MSN counting this message) before the CQE. */
+	hca_wire_resp_msg_done(rs);
 	hca_wire_resp_ack(ctx, qp, pkt);
+	hca_wire_resp_cqe(ctx, qp, pkt, pkt->op->hdrs & HCA_WH_IMM ?
+			  SOFTHCA_CQE_RESP_SEND_IMM :
+			  pkt->op->hdrs & HCA_WH_IETH ?
+			  SOFTHCA_CQE_RESP_SEND_INV :
+			  SOFTHCA_CQE_RESP_SEND, end);
 }
 
 /* WRITE's first packet: the RETH, checked over the whole range. */
@@ -570,13 +580,12 @@ static void hca_wire_resp_write(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 	rs->msg_off = end;
 	rs->epsn = hca_psn_add(rs->epsn, 1);
 	hca_count(qp->eng->resp_cnt, HCA_QCNT_RX_BYTES, pkt->paylen);
-	if (last) {
-		if (imm)
-			hca_wire_resp_cqe(ctx, qp, pkt, SOFTHCA_CQE_RESP_WR_IMM,
-					  end);
+	if (last)
 		hca_wire_resp_msg_done(rs);
-	}
+	/* The ACK owed before the CQE, as for a SEND. */
 	hca_wire_resp_ack(ctx, qp, pkt);
+	if (last && imm)
+		hca_wire_resp_cqe(ctx, qp, pkt, SOFTHCA_CQE_RESP_WR_IMM, end);
 }
 
 /*
@@ -927,29 +936,35 @@ static bool hca_wire_rsp_queue(struct hca_qp *qp, struct hca_wire_pkt *pkt)
  * behind them on the wire are executed at once, and a reply's receive CQE
  * must not come before the send CQE its ACK completes (engine.md "CQE
  * order"). An executor that has it, or a window they opened, gets the QP
- * run.
+ * run. With @wait (a request arrived behind them) the QP is waited for:
+ * its executor holds exec_lock only for a step, and takes no lock that
+ * the receive path holds here.
  */
-static void hca_wire_rsp_now(struct hca_exec_ctx *ctx, struct hca_qp *qp)
+static void hca_wire_rsp_now(struct hca_exec_ctx *ctx, struct hca_qp *qp,
+			     bool wait)
 {
 	struct hca_engine_qp *e = qp->eng;
 	enum hca_qp_state state;
 
-	if (mutex_trylock(&e->exec_lock)) {
-		state = READ_ONCE(qp->state);
-		if (e->wire && (state == HCA_QPS_RTS || state == HCA_QPS_SQD))
-			hca_wire_comp_drain(ctx, qp, hca_sq_posted(qp));
-		mutex_unlock(&e->exec_lock);
-		if (READ_ONCE(qp->sq_ci) == hca_sq_posted(qp))
-			return;
-		/*
-		 * A NAK may have moved it to ERR: its WQEs behind are flushed
-		 * in its turn (no ERR poll finds a QP without an RQ).
-		 */
-		state = READ_ONCE(qp->state);
-		if ((state == HCA_QPS_RTS || state == HCA_QPS_SQD) &&
-		    !hca_wire_has_work(qp))
-			return;
-	}
+	if (wait)
+		mutex_lock(&e->exec_lock);
+	else if (!mutex_trylock(&e->exec_lock))
+		goto later;
+	state = READ_ONCE(qp->state);
+	if (e->wire && (state == HCA_QPS_RTS || state == HCA_QPS_SQD))
+		hca_wire_comp_drain(ctx, qp, hca_sq_posted(qp));
+	mutex_unlock(&e->exec_lock);
+	if (READ_ONCE(qp->sq_ci) == hca_sq_posted(qp))
+		return;
+	/*
+	 * A NAK may have moved it to ERR: its WQEs behind are flushed in its
+	 * turn (no ERR poll finds a QP without an RQ).
+	 */
+	state = READ_ONCE(qp->state);
+	if ((state == HCA_QPS_RTS || state == HCA_QPS_SQD) &&
+	    !hca_wire_has_work(qp))
+		return;
+later:
 	hca_qp_run_later(qp);
 }
 
@@ -993,9 +1008,12 @@ void hca_wire_rc_recv(struct hca_exec_ctx *ctx, struct hca *hca,
 		else
 			queued = hca_wire_rsp_queue(qp, pkt);
 		if (queued)
-			hca_wire_rsp_now(ctx, qp);
+			hca_wire_rsp_now(ctx, qp, false);
 		goto put;
 	}
+	/* Responses that came first complete first (held by an executor). */
+	if (!skb_queue_empty_lockless(&e->wire_rsp))
+		hca_wire_rsp_now(ctx, qp, true);
 	mutex_lock(&e->resp_lock);
 	/* Under the lock: a RESET or another RTR may have come since. */
 	if (!e->wire)
