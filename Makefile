@@ -23,7 +23,7 @@ SELFTEST_BINS := $(patsubst selftests/%.c,$(B)/selftests/%,$(SELFTEST_SRCS))
 SELFTEST_LIB := $(wildcard selftests/lib/*.c)
 SELFTEST_LIBHDR := $(wildcard selftests/lib/*.h)
 
-.PHONY: all deps module user selftests unit tools check demo bench wire-bedb checkpatch clean provider-aarch64
+.PHONY: all deps module user selftests unit tools check demo bench wire-bedb wire-bedb-nvmeof checkpatch clean provider-aarch64
 all: module user selftests unit tools
 
 deps:
@@ -96,6 +96,11 @@ bench: deps
 wire-bedb: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/wire-bedb
+
+# NVMe over Fabrics from one guest to the other (Documentation/nvmeof.md).
+wire-bedb-nvmeof: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/wire-bedb nvmeof
 
 checkpatch: $(KSFT)/kselftest_harness.h
 	@scripts/style-checks
