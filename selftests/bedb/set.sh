@@ -12,11 +12,14 @@
 # Each round, every row once with the server on a and once on b:
 # ibv_rc_pingpong -c at 1 B, 4 KiB, 64 KiB, 1 MiB; ibv_ud_pingpong -c
 # (1000 B); the eight perftest tests (as selftests/wire_rc.sh: -o 16 for
-# READ and atomics; -u 18, below); rping -v. A row passes when both ends exit 0, the
-# client's result lines are as asked (selftests/lib/tools.sh) and both
-# devices sent and took packets on the wire (softhca's wire_tx/rx_packets,
-# rxe's sent/rcvd_pkts): for ibv_ud_pingpong exactly one each way per
-# iteration.
+# READ and atomics; -u 18, below); rping -v; the rdma_cm examples ucmatose
+# (RC), udaddy (UD), rstream -T v (rsockets, data verified) and mckey
+# (multicast: the "server" receives, the client sends). A row passes when
+# both ends exit 0, the client's result lines are as asked
+# (selftests/lib/tools.sh) and both devices sent and took packets on the
+# wire (softhca's wire_tx/rx_packets, rxe's sent/rcvd_pkts): for
+# ibv_ud_pingpong exactly one each way per iteration, for mckey the
+# sender's 100 datagrams or more sent and taken by the receiver.
 #
 # The guests meet through files (selftests/bedb/lib.sh): before row N both
 # write ROLE.rowN and wait for the other's; the server writes ROLE.rowN.up once it listens and the client
@@ -47,6 +50,20 @@ tool_cmd() {
 			cmd=(rping -c -a "$peer" -p "$port" "$@")
 		fi
 		return ;;
+	ucmatose | rstream)
+		cmd=("$t" -b "$me" -p "$port" "$@")
+		[ "$side" = srv ] || cmd+=(-s "$peer")
+		return ;;
+	udaddy)
+		# Its own port, 7174; the rows run one at a time.
+		cmd=(udaddy -b "$me" "$@")
+		[ "$side" = srv ] || cmd+=(-s "$peer")
+		return ;;
+	mckey)
+		# The "server" receives; the client joins and sends, 3 s later.
+		cmd=(mckey -b "$me" "$@")
+		[ "$side" = srv ] || cmd+=(-s)
+		return ;;
 	ib_*) cmd=("$t" -d "$dev" -x "$gid" -F "$@" -p "$port") ;;
 	*) cmd=("$t" -d "$dev" -g "$gid" "$@" -p "$port") ;;
 	esac
@@ -55,11 +72,12 @@ tool_cmd() {
 
 # listening TOOL: the server of this row is ready for its client.
 listening() {
-	if [ "$1" = rping ]; then
-		rdma res show cm_id 2>/dev/null | grep -q LISTEN
-	else
-		"${pre[@]}" ss -Hltn "sport = :$port" 2>/dev/null | grep -q .
-	fi
+	case $1 in
+	rping | ucmatose | udaddy | rstream)
+		rdma res show cm_id 2>/dev/null | grep -q LISTEN ;;
+	mckey) rdma res show cm_id 2>/dev/null | grep -q "src-addr $me:" ;;
+	*) "${pre[@]}" ss -Hltn "sport = :$port" 2>/dev/null | grep -q . ;;
+	esac
 }
 
 # check_rping N FILE: the client verified N pings.
@@ -68,6 +86,21 @@ check_rping() {
 	got=$(grep -c 'ping data:' "$2")
 	echo "$got pings of 1000 bytes verified"
 	[ "$got" = "$1" ]
+}
+
+# check_status FILE: librdmacm's examples end with "return status 0".
+check_status() {
+	grep -q '^return status 0$' "$1" && echo "return status 0"
+}
+
+# check_rstream SIZE COUNT FILE: rstream's result line ("name bytes xfers
+# iters total time Gb/sec usec/xfer") counts COUNT transfers (of SIZE,
+# the row's -S).
+check_rstream() {
+	local line
+	line=$(grep -A1 '^name ' "$3" | tail -n 1)
+	echo "$line" | tr -s ' \t' ' ' | sed 's/^ //'
+	echo "$line" | awk -v n="$2" '{ exit !($3 == n) }'
 }
 
 # row LABEL SERVER CHECK PACKETS TOOL ARG...: TOOL's server on guest
@@ -113,30 +146,35 @@ row() {
 		awk '{ for (i = 3; i < NF; i += 2) if ($(i + 1) != 0) printf " %s %s", $i, $(i + 1); print "" }' "$out/stat"
 	} >"$D/$role.$id.log"
 	put "$id.res" "$st $v $((c1[0] - c0[0])) $((c1[1] - c0[1])) $sum"
-	[ "$role" = a ] && report "$label" "$id" "$want"
+	[ "$role" = a ] && report "$label" "$id" "$want" "$server"
 	return 0
 }
 
-# pkts_ok WANT TX RX: the packet counts a row asks for.
+# pkts_ok WANT TX RX SIDE: the packet counts a row asks for of the guest
+# on SIDE (srv|cli): "any", exactly WANT each way, or "mc:N" (multicast:
+# the sender, the client, sent N or more and the receiver took as many).
 pkts_ok() {
-	if [ "$1" = any ]; then
-		[ "$2" -gt 0 ] && [ "$3" -gt 0 ]
-	else
-		[ "$2" = "$1" ] && [ "$3" = "$1" ]
-	fi
+	case $1 in
+	any) [ "$2" -gt 0 ] && [ "$3" -gt 0 ] ;;
+	mc:*) if [ "$4" = cli ]; then [ "$2" -ge "${1#mc:}" ]; else [ "$3" -ge "${1#mc:}" ]; fi ;;
+	*) [ "$2" = "$1" ] && [ "$3" = "$1" ] ;;
+	esac
 }
 
-# report LABEL ID WANT (guest a): one TAP row from both guests' results.
+# report LABEL ID WANT SERVER (guest a): one TAP row from both guests'
+# results.
 report() {
-	local label=$1 id=$2 want=$3 sa va ta ra suma sb vb tb rb sumb v sum
+	local label=$1 id=$2 want=$3 server=$4 sa va ta ra suma sb vb tb rb sumb v sum
+	local side_a=cli side_b=srv
+	[ "$server" = a ] && side_a=srv side_b=cli
 	wait_file "$D/b.$id.res" "$meet_tmo" || bail "no result from guest b for $label"
 	read -r sa va ta ra suma <"$D/a.$id.res"
 	read -r sb vb tb rb sumb <"$D/b.$id.res"
 	v=$va sum=$suma
 	[ "$v" = - ] && v=$vb sum=$sumb
 	local pk="$dev_a@a sent $ta took $ra, $dev_b@b sent $tb took $rb packets"
-	if [ "$sa" = 0 ] && [ "$sb" = 0 ] && pkts_ok "$want" "$ta" "$ra" &&
-		pkts_ok "$want" "$tb" "$rb"; then
+	if [ "$sa" = 0 ] && [ "$sb" = 0 ] && pkts_ok "$want" "$ta" "$ra" "$side_a" &&
+		pkts_ok "$want" "$tb" "$rb" "$side_b"; then
 		case $v in
 		0) ok "$label # $sum; $pk"; return ;;
 		2) ok "$label # SKIP $sum; $pk"; return ;;
@@ -194,10 +232,16 @@ the_set() {
 	for srv in a b; do
 		row "rping -v x 50, $(label_of $srv)" $srv "check_rping 50" any \
 			rping -C 50 -v -S 1000
+		row "ucmatose, $(label_of $srv)" $srv check_status any ucmatose
+		row "udaddy, $(label_of $srv)" $srv check_status any udaddy
+		row "rstream -T v 100 x 4096, $(label_of $srv)" $srv \
+			"check_rstream 4096 100" any rstream -T v -C 100 -S 4096
+		row "mckey 239.19.0.$rowno 100 x 512, $(label_of $srv) (receiver first)" $srv \
+			check_status mc:100 mckey -m "239.19.0.$rowno" -C 100 -S 512
 	done
 }
 
-rows_per_round=28
+rows_per_round=36
 [ "$role" = a ] && { echo "TAP version 13"; echo "1..$((2 * (1 + rows_per_round)))"; }
 say "guest $role: $(uname -r), eth0 $me, peer $peer"
 
