@@ -23,7 +23,7 @@ SELFTEST_BINS := $(patsubst selftests/%.c,$(B)/selftests/%,$(SELFTEST_SRCS))
 SELFTEST_LIB := $(wildcard selftests/lib/*.c)
 SELFTEST_LIBHDR := $(wildcard selftests/lib/*.h)
 
-.PHONY: all deps module user selftests unit tools check demo bench wire-bedb wire-bedb-nvmeof checkpatch clean provider-aarch64
+.PHONY: all deps module user selftests unit tools check demo bench wire-bedb wire-bedb-nvmeof wire-bedb-nfsrdma checkpatch clean provider-aarch64
 all: module user selftests unit tools
 
 deps:
@@ -101,6 +101,11 @@ wire-bedb: deps
 wire-bedb-nvmeof: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/wire-bedb nvmeof
+
+# NFS over RDMA from one guest to the other (Documentation/nfsrdma.md).
+wire-bedb-nfsrdma: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/wire-bedb nfsrdma
 
 checkpatch: $(KSFT)/kselftest_harness.h
 	@scripts/style-checks

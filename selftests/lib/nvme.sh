@@ -1,17 +1,11 @@
 # shellcheck shell=bash
 # NVMe over Fabrics helpers of selftests/nvmeof.sh and
-# selftests/bedb/nvmeof.sh: TAP rows (tools.sh's ok/nok) for a command,
-# for fio runs checked from their JSON, for the kernel target's configfs
+# selftests/bedb/nvmeof.sh: TAP rows (tools.sh's ok, nok and check) for
+# fio runs checked from their JSON, for the kernel target's configfs
 # ports and the host's controller. The caller sets out (a scratch
 # directory), cfs (nvmet's configfs), nqn, hostnqn and disk_bytes (the
 # namespace's size); connect sets ctrl (nvmeN) and ns (its block device).
 # shellcheck disable=SC2154 # out, cfs, nqn, hostnqn, disk_bytes: the caller's
-
-check() { # check "name" cmd...
-	local name=$1; shift
-	if "$@" >"$out/log" 2>&1; then ok "$name"; else
-		sed 's/^/# /' "$out/log"; nok "$name"; fi
-}
 
 # fio_ok JSON MIN_READ_KIB MIN_WRITE_KIB: every job ended with error 0,
 # no verify error was reported, and at least this much was read and

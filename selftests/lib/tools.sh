@@ -8,6 +8,17 @@ n=0 failed=0
 
 ok() { n=$((n + 1)); echo "ok $n $*"; }
 nok() { n=$((n + 1)); failed=1; echo "not ok $n $*"; }
+# check NAME CMD...: one row, ok when CMD succeeds; else CMD's output
+# (kept in $out/log: the caller sets out) as diagnostics. Several suites
+# keep a check of their own, which takes the place of this one.
+check() {
+	local name=$1
+	shift
+	if "$@" >"$out/log" 2>&1; then ok "$name"; else
+		sed 's/^/# /' "$out/log" | head -n 30
+		nok "$name"
+	fi
+}
 
 # gid_index DEV IPV4: index of the RoCE v2 GID ::ffff:IPV4 on port 1.
 gid_index() {
