@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# What the scripts of bed (b) share (selftests/bedb/set.sh, nvmeof.sh):
+# What the scripts of bed (b) share (selftests/bedb/set.sh, nvmeof.sh,
+# nfsrdma.sh):
 # sourced with the guest's role (a or b) as $1 and $here set. The guests
 # meet through files in $SOFTHCA_BEDB_DIR (under build/vm/out, which both
 # see read-write): meet NAME waits for the other guest's ROLE.NAME, put
@@ -7,6 +8,8 @@
 # make_rxe: in namespace "h", or with SOFTHCA_BEDB_INIT_NET=1 in the
 # initial one), and setup runs a step on both whose one TAP row guest a
 # prints. Sets dev, kind, gid and pre (the device's namespace prefix).
+# ulp_rounds runs the three rounds of a kernel RDMA user (NVMe-oF, NFS)
+# with one end on each guest.
 # shellcheck disable=SC2034,SC2154 # the sourcing scripts use and set these
 role=${1:-}
 case $role in
@@ -127,3 +130,65 @@ setup() {
 	[ "$(cat "$D/a.$name.go")" = 0 ] || bail "the bed is not up"
 }
 
+# ulp_round R A_DEV B_DEV A_END B_END: round R of a kernel RDMA user with
+# one end on each guest (selftests/bedb/nvmeof.sh, nfsrdma.sh). The
+# caller's ulp_a R LABEL prints a's rows, its ulp_b R serves b's part;
+# b then waits for a. Last, one row: both devices sent and took packets
+# on the wire meanwhile.
+ulp_round() {
+	local r=$1 label="$2@a $4, $3@b $5" c0 c1 pa pb pk
+	meet "round$r"
+	read -r -a c0 <<<"$(counts)"
+	if [ "$role" = a ]; then
+		ulp_a "$r" "$label"
+		put "round$r.done" 0
+	else
+		ulp_b "$r"
+		wait_file "$D/a.round$r.done" 900 || bail "no end of round $r from guest a"
+	fi
+	read -r -a c1 <<<"$(counts)"
+	pa=$((c1[0] - c0[0])) pb=$((c1[1] - c0[1]))
+	put "round$r.pk" "$pa $pb"
+	[ "$role" = a ] || return 0
+	wait_file "$D/b.round$r.pk" "$meet_tmo" || bail "no packet counts from guest b"
+	pk="$2@a sent $pa took $pb, $3@b sent/took $(cat "$D/b.round$r.pk") packets"
+	if [ "$pa" -gt 0 ] && [ "$pb" -gt 0 ] &&
+		awk '{ exit !($1 > 0 && $2 > 0) }' "$D/b.round$r.pk"; then
+		ok "$label: both devices on the wire # $pk"
+	else
+		nok "$label: both devices on the wire # $pk"
+	fi
+}
+
+# ulp_rounds A_END B_END A_UP B_UP B_TO_RXE: the three rounds of such a
+# user, its A_END ("host", "client") on a and B_END on b, in the initial
+# namespace: rxe0 -> shca1, shca0 -> shca1, shca0 -> rxe0. A_UP and B_UP
+# (eval'd) make round 1's devices and start the ends, B_TO_RXE moves b's
+# end from shca1 to rxe0. Prints the whole TAP stream on a.
+ulp_rounds() {
+	local ae=$1 be=$2
+	[ "$role" = a ] && echo "TAP version 13"
+	say "guest $role: $(uname -r), eth0 $me, peer $peer"
+	if [ "$role" = a ]; then
+		setup setup1 "bed: rxe0 on a's eth0 ($ae), shca1 on b's eth0 ($be), initial netns" \
+			eval "$3"
+	else
+		setup setup1 "" eval "$4"
+	fi
+	ulp_round 1 rxe0 shca1 "$ae" "$be"
+	if [ "$role" = a ]; then
+		setup setup2 "bed: rxe0 on a goes, shca0 on a's eth0 (wire_init_net)" \
+			eval 'rdma link del rxe0 && make_softhca shca0'
+	else
+		setup setup2 "" true
+	fi
+	ulp_round 2 shca0 shca1 "$ae" "$be"
+	if [ "$role" = a ]; then
+		setup setup3 "bed: shca1 on b goes, the $be on rxe0 on b's eth0" true
+	else
+		setup setup3 "" eval "$5"
+	fi
+	ulp_round 3 shca0 rxe0 "$ae" "$be"
+	meet finish
+	[ "$role" = a ] && echo "1..$n"
+}

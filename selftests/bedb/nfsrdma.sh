@@ -57,16 +57,15 @@ server_to_rxe() {
 	rdma link del shca1 && make_rxe
 }
 
-# serve_round R: b lists the server's copy when a has copied the tree.
-serve_round() {
+# ulp_b R: b lists the server's copy when a has copied the tree.
+ulp_b() {
 	wait_file "$D/a.round$1.copied" 900 || bail "no copy from guest a in round $1"
 	manifest "$exp/tree$1" >"$D/b.round$1.manifest.tmp" &&
 		mv "$D/b.round$1.manifest.tmp" "$D/b.round$1.manifest"
-	wait_file "$D/a.round$1.done" 900 || bail "no end of round $1 from guest a"
 }
 
-# client_round R LABEL: the rows of one round (a).
-client_round() {
+# ulp_a R LABEL: the rows of one round (a).
+ulp_a() {
 	local r=$1 l=$2 t=$mnt/tree$1
 	check "$l: mount -o rdma,port=$nport,vers=4.2 $peer:/" mount_nfs - "$peer" 4.2
 	check "$l: the transport is rdma, port $nport" xprt_is_rdma
@@ -83,61 +82,10 @@ client_round() {
 		test "$(cat "$mnt/hello" 2>&1)" = "$hello"
 	check "$l: rm -r of the tree" eval "rm -r '$t' && test ! -e '$t'"
 	check "$l: umount again" umount "$mnt"
-	put "round$r.done" 0
 }
 
-# round R A_DEV B_DEV: one round on both guests, then the packet row.
-round() {
-	local r=$1 label="$2@a client, $3@b server" c0 c1 pa pb pk
-	meet "round$r"
-	read -r -a c0 <<<"$(counts)"
-	if [ "$role" = a ]; then
-		client_round "$r" "$label"
-	else
-		serve_round "$r"
-	fi
-	read -r -a c1 <<<"$(counts)"
-	put "round$r.pk" "$((c1[0] - c0[0])) $((c1[1] - c0[1]))"
-	[ "$role" = a ] || return 0
-	wait_file "$D/b.round$r.pk" "$meet_tmo" || bail "no packet counts from guest b"
-	pa=$((c1[0] - c0[0])) pb=$((c1[1] - c0[1]))
-	pk="$2@a sent $pa took $pb, $3@b sent/took $(cat "$D/b.round$r.pk") packets"
-	if [ "$pa" -gt 0 ] && [ "$pb" -gt 0 ] &&
-		awk '{ exit !($1 > 0 && $2 > 0) }' "$D/b.round$r.pk"; then
-		ok "$label: both devices on the wire # $pk"
-	else
-		nok "$label: both devices on the wire # $pk"
-	fi
-}
-
-[ "$role" = a ] && echo "TAP version 13"
-say "guest $role: $(uname -r), eth0 $me, peer $peer"
-
-if [ "$role" = a ]; then
-	mkdir -p "$mnt"
-	# shellcheck disable=SC2016 # eval expands it
-	setup setup1 "bed: rxe0 on a's eth0 (NFS client), shca1 on b's eth0 (nfsd on rdma $nport), initial netns" \
-		eval 'modprobe -a rpcrdma nfsv4 && make_tree "$src" >/dev/null && make_rxe'
-else
-	setup setup1 "" eval 'make_softhca shca1 && server_up'
-fi
-round 1 rxe0 shca1
-
-if [ "$role" = a ]; then
-	setup setup2 "bed: rxe0 on a goes, shca0 on a's eth0 (wire_init_net)" \
-		eval 'rdma link del rxe0 && make_softhca shca0'
-else
-	setup setup2 "" true
-fi
-round 2 shca0 shca1
-
-if [ "$role" = a ]; then
-	setup setup3 "bed: shca1 on b goes, nfsd on rxe0 on b's eth0" true
-else
-	setup setup3 "" server_to_rxe
-fi
-round 3 shca0 rxe0
-
-meet finish
-[ "$role" = a ] && echo "1..$n"
+[ "$role" = a ] && mkdir -p "$mnt"
+# shellcheck disable=SC2016 # eval expands it
+ulp_rounds client server 'modprobe -a rpcrdma nfsv4 && make_tree "$src" >/dev/null && make_rxe' \
+	'make_softhca shca1 && server_up' server_to_rxe
 exit "$failed"
