@@ -81,6 +81,8 @@ static const struct rdma_stat_desc shca_stat_descs[] = {
 		"np_ecn_marked_roce_packets",
 	[HCA_QCNT_NUM + HCA_HCNT_NP_CNP_SENT].name = "np_cnp_sent",
 	[HCA_QCNT_NUM + HCA_HCNT_RP_CNP_IGNORED].name = "rp_cnp_ignored",
+	[HCA_QCNT_NUM + HCA_HCNT_RP_CNP_HANDLED].name = "rp_cnp_handled",
+	[HCA_QCNT_NUM + HCA_HCNT_RP_HOLDS].name = "wire_rp_holds",
 	[HCA_QCNT_NUM + HCA_HCNT_ODP_FAULTS_REQ].name = "odp_faults_req",
 	[HCA_QCNT_NUM + HCA_HCNT_ODP_FAULTS_RESP].name = "odp_faults_resp",
 	[HCA_QCNT_NUM + HCA_HCNT_ODP_PAGES_MAPPED].name = "odp_pages_mapped",

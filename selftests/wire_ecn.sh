@@ -24,6 +24,7 @@ param=/sys/module/softhca/parameters/wire_ecn
 
 ecn_restore() {
 	echo 1 >"$param"
+	rp_params "${rp_saved[@]}"
 	far tc qdisc del dev veth0 root 2>/dev/null
 	wire_bed_restore
 	rm -rf "$out"
@@ -46,6 +47,48 @@ fields() {
 	tshark -r "$1" -d udp.port==4791,infiniband -T fields \
 		-e ip.src -e ip.dsfield.ecn -e infiniband.bth.opcode 2>/dev/null
 }
+# rp_params NAME=VALUE...: softhca's reaction point parameters.
+rp_params() {
+	local kv
+	for kv in "$@"; do echo "${kv#*=}" >"/sys/module/softhca/parameters/${kv%%=*}"; done
+}
+rp_saved=()
+for k in wire_rp rp_ai_mbps rp_hai_mbps rp_threshold rp_time_reset_us rp_reduce_period_us rp_alpha_g rp_alpha_period_us; do
+	rp_saved+=("$k=$(cat "/sys/module/softhca/parameters/$k")")
+done
+# rp_run WIRE_RP: ib_write_bw 64 KiB for 5 s, shca9 to shca8, through the
+# bottleneck on veth0; sets rp_bl (its mean backlog, packets, sampled
+# every 0.1 s), rp_ok (both ends exited 0 and printed a result),
+# rp_handled, rp_ignored, rp_holds, rp_tmo (local ACK timeouts; shca9's)
+# and rp_pk (packets sent).
+rp_run() {
+	local h0 i0 o0 p0 t0 spid
+	echo "$1" >/sys/module/softhca/parameters/wire_rp
+	h0=$(wire_stat shca9 rp_cnp_handled far)
+	i0=$(wire_stat shca9 rp_cnp_ignored far)
+	o0=$(wire_stat shca9 wire_rp_holds far)
+	p0=$(wire_stat shca9 wire_tx_packets far)
+	t0=$(wire_stat shca9 local_ack_timeouts far)
+	port=$((port + 1))
+	ip netns exec near timeout 60 ib_write_bw -d shca8 -x "$g8" -s 65536 -D 5 -p "$port" >"$out/srv" 2>&1 &
+	spid=$!
+	wait_port "$port" near || sleep 1
+	(sleep 1.5; for _ in $(seq 30); do
+		far tc -s qdisc show dev veth0 | awk '/backlog/ { sub("p", "", $3); print $3; exit }'
+		sleep 0.1
+	done) >"$out/bl" &
+	rp_ok=0
+	ip netns exec far timeout 60 ib_write_bw -d shca9 -x "$g9" -s 65536 -D 5 -p "$port" 198.18.0.2 >"$out/cli" 2>&1 &&
+		wait "$spid" && grep -Eq '^ *65536 +[0-9]+' "$out/cli" && rp_ok=1
+	wait
+	[ "$rp_ok" = 1 ] || { echo "# ib_write_bw (wire_rp=$1) failed:"; tail -n 4 "$out/cli" "$out/srv" | sed 's/^/# /'; }
+	rp_bl=$(awk '{ s += $1; n++ } END { printf "%.1f", n ? s / n : -1 }' "$out/bl")
+	rp_handled=$(delta rp_cnp_handled shca9 far "$h0")
+	rp_ignored=$(delta rp_cnp_ignored shca9 far "$i0")
+	rp_holds=$(delta wire_rp_holds shca9 far "$o0")
+	rp_pk=$(delta wire_tx_packets shca9 far "$p0")
+	rp_tmo=$(delta local_ack_timeouts shca9 far "$t0")
+}
 # delta COUNTER DEV NS BEFORE
 delta() { echo $(($(wire_stat "$2" "$1" "$3") - $4)); }
 
@@ -54,7 +97,7 @@ for t in tcpdump tshark tc ibv_rc_pingpong; do
 	command -v "$t" >/dev/null || { echo "1..0 # SKIP $t is not installed (scripts/deps)"; exit 0; }
 done
 rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
-echo "1..8"
+echo "1..12"
 if ! wire_bed_far || ! wire_bed_near || ! echo 1 >/sys/module/softhca/parameters/force_wire; then
 	nok "the bed: shca9 in far, shca8 in near, force_wire"
 	exit 1
@@ -63,7 +106,7 @@ fi
 far tc qdisc add dev veth0 root netem loss 30% ecn
 m0=$(wire_stat shca8 np_ecn_marked_roce_packets near)
 c0=$(wire_stat shca8 np_cnp_sent near)
-r0=$(wire_stat shca9 rp_cnp_ignored far)
+r0=$(wire_stat shca9 rp_cnp_handled far)
 t0=$(wire_stat shca9 wire_tx_packets far)
 cap_start "$out/marked.pcap"
 xpp "ibv_rc_pingpong 4 KiB x 200 shca8 server, shca9 client, 30 % of shca9's packets marked CE" \
@@ -71,7 +114,7 @@ xpp "ibv_rc_pingpong 4 KiB x 200 shca8 server, shca9 client, 30 % of shca9's pac
 cap_stop
 marked=$(delta np_ecn_marked_roce_packets shca8 near "$m0")
 cnps=$(delta np_cnp_sent shca8 near "$c0")
-took=$(delta rp_cnp_ignored shca9 far "$r0")
+took=$(delta rp_cnp_handled shca9 far "$r0")
 sent=$(delta wire_tx_packets shca9 far "$t0")
 # UD: each marked datagram's CNP goes to its source QP at its address.
 m1=$(wire_stat shca8 np_ecn_marked_roce_packets near)
@@ -96,7 +139,7 @@ else
 	nok "shca8 counted $marked CE marks of the $sent packets shca9 sent (want 15..50 %)"
 fi
 if [ "$cnps" -ge 1 ] && [ "$cnps" -le "$marked" ] && [ "$took" = "$cnps" ]; then
-	ok "shca8 answered with CNPs, shca9 took them all # $cnps sent, $took taken"
+	ok "shca8 answered with CNPs, shca9's reaction point took them all # $cnps sent, $took taken"
 else
 	nok "CNPs: shca8 sent $cnps (want 1..$marked), shca9 took $took (want $cnps)"
 fi
@@ -129,3 +172,58 @@ if [ "$pk" -ge 500 ] && [ "$ect" = 0 ]; then
 else
 	nok "wire_ecn=0: $ect of $pk packets ECN-capable (want 0 of at least 500)"
 fi
+
+# The reaction point (wire_rp.c, DCQCN). A 40 Mbit/s bottleneck on veth0
+# (tbf) whose queue (fq_codel) marks CE past 500 us and drops nothing. The
+# RP's parameters scaled to this bed: ConnectX's defaults are for 10-100
+# Gbit/s and microsecond round trips, where 5 Mbit/s of additive increase
+# is small; here it would undo every cut.
+rp_params rp_ai_mbps=1 rp_hai_mbps=5 rp_threshold=5 rp_time_reset_us=3000 \
+	rp_reduce_period_us=50 rp_alpha_g=1020 rp_alpha_period_us=55
+far tc qdisc add dev veth0 root handle 1: tbf rate 40mbit burst 16kb latency 100ms
+far tc qdisc add dev veth0 parent 1:1 handle 10: fq_codel limit 1000 ce_threshold 500us ecn
+on_t=0 on_bl=0 off_bl=0 on_ok=1 off_ok=1 on_h=0 on_i=0 on_o=0 off_h=0 off_i=0 off_o=0 on_pk=0 off_pk=0
+for _ in 1 2; do
+	rp_run 1
+	on_bl=$(awk -v a="$on_bl" -v b="$rp_bl" 'BEGIN { print a + b }') on_ok=$((on_ok & rp_ok)) on_pk=$((on_pk + rp_pk))
+	on_h=$((on_h + rp_handled)) on_i=$((on_i + rp_ignored)) on_o=$((on_o + rp_holds))
+	on_t=$((on_t + rp_tmo))
+	rp_run 0
+	off_bl=$(awk -v a="$off_bl" -v b="$rp_bl" 'BEGIN { print a + b }') off_ok=$((off_ok & rp_ok)) off_pk=$((off_pk + rp_pk))
+	off_h=$((off_h + rp_handled)) off_i=$((off_i + rp_ignored)) off_o=$((off_o + rp_holds))
+done
+drops=$(far tc -s qdisc show dev veth0 | awk '/dropped/ { sub(",", "", $7); print $7; exit }')
+far tc qdisc del dev veth0 root
+if [ "$on_ok" = 1 ] && [ "$on_h" -ge 20 ] && [ "$on_i" = 0 ] && [ "$on_o" -ge 1 ] && [ "$on_pk" -ge 2000 ]; then
+	ok "wire_rp=1: shca9's QPs took the CNPs and their rate held them # $on_h CNPs handled, $on_o holds, $on_pk packets"
+else
+	nok "wire_rp=1: ib_write_bw ok $on_ok, $on_h CNPs handled (want >= 20), $on_i ignored (want 0), $on_o holds (want >= 1), $on_pk packets (want >= 2000)"
+	sed 's/^/# /' "$out/cli" | tail -n 5
+fi
+if [ "$off_ok" = 1 ] && [ "$off_h" = 0 ] && [ "$off_i" -ge 20 ] && [ "$off_o" = 0 ] && [ "$off_pk" -ge 2000 ]; then
+	ok "wire_rp=0: the CNPs ignored, the rate never held # $off_i CNPs ignored, $off_pk packets"
+else
+	nok "wire_rp=0: ib_write_bw ok $off_ok, $off_h handled (want 0), $off_i ignored (want >= 20), $off_o holds (want 0), $off_pk packets (want >= 2000)"
+fi
+# How short the RP keeps the queue depends on its parameters and this
+# bed's timing: reported, not judged.
+echo "# mean backlog at the bottleneck: $on_bl with the RP, $off_bl without (packets, two runs summed), ${drops:-?} drops"
+# Data through a paced QP: every byte checked.
+echo 1 >/sys/module/softhca/parameters/wire_rp
+far tc qdisc add dev veth0 root handle 1: tbf rate 40mbit burst 16kb latency 100ms
+far tc qdisc add dev veth0 parent 1:1 handle 10: fq_codel limit 1000 ce_threshold 500us ecn
+o0=$(wire_stat shca9 wire_rp_holds far)
+a0=$(wire_stat shca9 local_ack_timeouts far)
+xpp "ibv_rc_pingpong 64 KiB x 100 through the bottleneck, shca9's rate paced" \
+	ibv_rc_pingpong 65536 100 near far 198.18.0.2 shca8 "$g8" shca9 "$g9"
+far tc qdisc del dev veth0 root
+holds=$(delta wire_rp_holds shca9 far "$o0")
+tmo_n=$(delta local_ack_timeouts shca9 far "$a0")
+# A paced requester that lost its wake-up would wait for its ACK timer.
+# (An ib_write_bw -D run may end with requests outstanding: not here.)
+if [ "$holds" -ge 1 ] && [ "$tmo_n" = 0 ]; then
+	ok "the paced requester always came back by its own timer # $holds holds in the pingpong, no local ACK timeout"
+else
+	nok "paced requester in the pingpong: $holds holds (want >= 1), $tmo_n local ACK timeouts (want 0)"
+fi
+echo "# local ACK timeouts in the ib_write_bw runs with the RP: $on_t"

@@ -25,9 +25,9 @@
  *   is not its transport: wire_rx_unknown_qpn_drops);
  * - RC, a SEND outstanding: an ACK behind its PSN is dropped and counted
  *   (wire_rx_stale_rsp_drops), the ACK for its PSN completes it;
- * - a CNP from the peer is counted (rp_cnp_ignored), one from another
- *   address is not the peer's, one short of its reserved bytes a header
- *   drop;
+ * - a CNP from the peer is counted (rp_cnp_handled by an RC QP's
+ *   reaction point, rp_cnp_ignored by a UC QP), one from another address
+ *   is not the peer's, one short of its reserved bytes a header drop;
  * - rounds of random requests (every request opcode of the transport, PSNs around the
  *   expected one, the window's rkey, a read-only MR's, a forged one,
  *   addresses and lengths in and around the window, random header bits),
@@ -499,25 +499,27 @@ static void forge_cnp(struct __test_metadata *_metadata, FIXTURE_DATA(fz) *self,
 }
 
 /*
- * A CNP from the peer is counted (softhca does not cut its rate); one from
- * another address is not the peer's; one short of its 16 reserved bytes
- * is a header drop. The QP goes on.
+ * A CNP from the peer is counted: an RC QP's reaction point takes it
+ * (rp_cnp_handled, its rate cut), a UC QP's is ignored (rp_cnp_ignored);
+ * one from another address is not the peer's; one short of its 16
+ * reserved bytes is a header drop. The QP goes on.
  */
 TEST_F(fz, cnp_is_counted)
 {
+	const char *took = self->tp == UC ? "rp_cnp_ignored" : "rp_cnp_handled";
 	struct in_addr other = self->b_ip;
-	long long cnps = ctr(A->dev, "rp_cnp_ignored");
+	long long cnps = ctr(A->dev, took);
 	long long np = ctr(A->dev, "wire_rx_not_peer_drops");
 	long long hdr = ctr(A->dev, "wire_rx_header_drops");
 
 	forge_cnp(_metadata, self, self->b_ip, 16);
-	EXPECT_EQ(cnps + 1, ctr_wait(A->dev, "rp_cnp_ignored", cnps));
+	EXPECT_EQ(cnps + 1, ctr_wait(A->dev, took, cnps));
 	other.s_addr = htonl(ntohl(other.s_addr) + 1);
 	forge_cnp(_metadata, self, other, 16);
 	EXPECT_EQ(np + 1, ctr_wait(A->dev, "wire_rx_not_peer_drops", np));
 	forge_cnp(_metadata, self, self->b_ip, 12);
 	EXPECT_EQ(hdr + 1, ctr_wait(A->dev, "wire_rx_header_drops", hdr));
-	EXPECT_EQ(cnps + 1, ctr(A->dev, "rp_cnp_ignored"));
+	EXPECT_EQ(cnps + 1, ctr(A->dev, took));
 	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(A->qp));
 	expect_write_lands(_metadata, self, 0, 64, 16);
 }

@@ -1165,7 +1165,8 @@ void hca_engine_qp_fini(struct hca_qp *qp)
 	if (!e)
 		return;
 	/* Off every list and no timer since the RESET of DESTROY_QP. */
-	WARN_ON_ONCE(e->on_run || e->on_err || hrtimer_active(&e->wait_timer));
+	WARN_ON_ONCE(e->on_run || e->on_err || hrtimer_active(&e->wait_timer) ||
+		     hrtimer_active(&e->pace_timer));
 	hca_wire_qp_fini(qp);
 	mutex_destroy(&e->resp_lock);
 	mutex_destroy(&e->exec_lock);

@@ -141,6 +141,7 @@ struct hca_engine_qp {
 	u8 retry_left;
 	s64 wait_until;		/* ktime in ns; read locklessly by the pollers */
 	struct hrtimer wait_timer;	/* puts it on the run list at wait_until */
+	struct hrtimer pace_timer;	/* ... when its rate lets it send (wire_rp.c) */
 	/*
 	 * On-demand paging (mkey_odp.c): HCA_ODP_* bits, atomic; when each
 	 * side's pending fault was raised.
@@ -375,6 +376,7 @@ bool hca_thread_has_work(struct hca_engine_thread *thr);
 void hca_engine_qp_forget(struct hca_qp *qp);
 void hca_wait_timer_init(struct hca_engine_qp *e);
 void hca_wait_start(struct hca_qp *qp, u64 delay_ns);
+void hca_pace_start(struct hca_qp *qp, u64 delay_ns);
 /* QUERY_HCA_COUNTERS: the engine's counts for @hca. */
 void hca_engine_counters(struct hca *hca, u64 *wakeups, u64 *backoffs);
 

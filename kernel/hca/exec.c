@@ -201,10 +201,31 @@ static enum hrtimer_restart hca_wait_expired(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
+static enum hrtimer_restart hca_pace_expired(struct hrtimer *timer)
+{
+	struct hca_engine_qp *e = container_of(timer, struct hca_engine_qp,
+					       pace_timer);
+
+	hca_qp_run_later(e->qp);
+	return HRTIMER_NORESTART;
+}
+
 void hca_wait_timer_init(struct hca_engine_qp *e)
 {
 	hrtimer_init(&e->wait_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	e->wait_timer.function = hca_wait_expired;
+	hrtimer_init(&e->pace_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	e->pace_timer.function = hca_pace_expired;
+}
+
+/*
+ * Under exec_lock: run @qp again in @delay_ns, when its rate lets it send
+ * (wire_rp.c). A timer of its own: the wait timer keeps the retry deadline.
+ */
+void hca_pace_start(struct hca_qp *qp, u64 delay_ns)
+{
+	hrtimer_start(&qp->eng->pace_timer, ns_to_ktime(delay_ns),
+		      HRTIMER_MODE_REL);
 }
 
 /* Under exec_lock: the WQE at sq_ci is retried @delay_ns from now. */
@@ -434,6 +455,7 @@ void hca_engine_qp_forget(struct hca_qp *qp)
 
 	/* Waits for a running callback, which may add it to the run list. */
 	hrtimer_cancel(&e->wait_timer);
+	hrtimer_cancel(&e->pace_timer);
 	spin_lock_irqsave(&thr->lock, flags);
 	if (e->on_run) {
 		list_del(&e->run_node);

@@ -688,6 +688,8 @@ enum hca_hca_counter {
 	HCA_HCNT_NP_ECN_MARKED,		/* packets that came with ECN CE */
 	HCA_HCNT_NP_CNP_SENT,		/* CNPs sent for them */
 	HCA_HCNT_RP_CNP_IGNORED,	/* CNPs taken, the rate not cut */
+	HCA_HCNT_RP_CNP_HANDLED,	/* CNPs taken by a reaction point */
+	HCA_HCNT_RP_HOLDS,		/* times a requester waited for its rate */
 	/* On-demand paging (mkey_odp.c). */
 	HCA_HCNT_ODP_FAULTS_REQ,	/* PAGE_FAULT events of requesters */
 	HCA_HCNT_ODP_FIRST = HCA_HCNT_ODP_FAULTS_REQ,

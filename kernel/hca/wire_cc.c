@@ -10,9 +10,10 @@
  *   and answered with a CNP to the QP that sent it (a connected QP's peer,
  *   a datagram's source QP at its source address): at most one per
  *   receiving QP per HCA_WIRE_CNP_GAP_NS (np_cnp_sent);
- * - a CNP that arrives for one of our QPs (a connected one's from its
- *   peer) is counted (rp_cnp_ignored). softhca has no reaction point: it
- *   does not cut the QP's rate (no DCQCN), as a ConnectX whose RP is
+ * - a CNP that arrives for an RC or XRC QP from its peer goes to the
+ *   QP's reaction point (wire_rp.c: DCQCN cuts its rate; rp_cnp_handled);
+ *   one for a UC or UD QP, or with wire_rp off, is counted in
+ *   rp_cnp_ignored: the rate is not cut, as a ConnectX whose RP is
  *   disabled.
  *
  * A CNP: BTH opcode 0x81, the B (BECN) bit set, the default P_Key, the
@@ -112,6 +113,8 @@ void hca_wire_cc_cnp_recv(struct hca *hca, const struct hca_wire_pkt *pkt)
 		why = HCA_HCNT_WIRE_RX_NOT_PEER;
 	else if (!wq && qp->type->tp != SOFTHCA_TP_UD)
 		why = HCA_HCNT_WIRE_RX_UNKNOWN_QPN;	/* not on the wire */
+	else if (wq && !qp->type->unreliable && hca_wire_rp_cnp(wq))
+		why = HCA_HCNT_RP_CNP_HANDLED;		/* wire_rp.c */
 	hca_wire_count(hca, why, 1);
 	hca_qp_put(qp);
 }

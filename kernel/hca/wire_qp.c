@@ -37,6 +37,7 @@ static int hca_wire_qp_path(struct hca_qp *qp, struct hca_wire_qp *wq)
 	memset(&wq->resp, 0, sizeof(wq->resp));
 	wq->resp.epsn = a.rq_psn;
 	memset(&wq->req, 0, sizeof(wq->req));
+	memset(&wq->rp, 0, sizeof(wq->rp));
 	wq->req.next_psn = a.sq_psn;
 	return 0;
 }

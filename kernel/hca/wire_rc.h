@@ -99,6 +99,28 @@ struct hca_wire_resp {
 	} atomic[HCA_WIRE_ATOMIC_REPLAY];
 };
 
+/*
+ * The reaction point of the requester (wire_rp.c), under exec_lock but
+ * for @cnps (the receive path) and @next_ok (read by the pollers).
+ */
+struct hca_wire_rp {
+	atomic_t cnps;			/* CNPs taken, not looked at yet */
+	u32 rc;				/* current rate, Mbit/s; 0: unlimited */
+	u32 rt;				/* target rate, Mbit/s */
+	u32 alpha;			/* congestion estimate, of 1024 */
+	u32 t, bc;			/* increase events since the cut */
+	bool cnp_seen;			/* a CNP in this alpha period */
+	bool held;			/* the rate held the requester */
+	s64 alpha_at;			/* the alpha period's start */
+	s64 inc_at;			/* the increase period's start */
+	s64 cut_at;			/* the last cut */
+	u32 inc_bytes;			/* sent since the last byte event */
+	s64 next_ok;			/* the next packet may leave then */
+	s64 win_at;			/* the rate measurement's window */
+	u64 win_bytes;
+	u32 win_mbps;			/* the last whole window's rate */
+};
+
 struct hca_wire_qp {
 	struct hca_wire_addr addr;	/* to the peer; written at RTR */
 	struct dst_cache route;		/* to the peer, per CPU; reset at RTR */
@@ -107,6 +129,7 @@ struct hca_wire_qp {
 	struct hca_wire_req req;
 	struct hca_wire_resp resp;
 	spinlock_t ack_lock;		/* held while an owed ACK leaves */
+	struct hca_wire_rp rp;
 };
 
 /* Is the packet from the QP's peer, to the address the QP sends from? */
@@ -115,6 +138,20 @@ static inline bool hca_wire_from_peer(const struct hca_wire_qp *wq,
 {
 	return !memcmp(pkt->a.sgid, wq->addr.dgid, sizeof(pkt->a.sgid)) &&
 	       !memcmp(pkt->a.dgid, wq->addr.sgid, sizeof(pkt->a.dgid));
+}
+
+/* wire_rp.c: the reaction point (DCQCN) of the requester. */
+bool hca_wire_rp_cnp(struct hca_wire_qp *wq);
+bool hca_wire_rp_hold(struct hca_qp *qp, struct hca_wire_qp *wq);
+void hca_wire_rp_sent(struct hca_wire_qp *wq, u32 paylen);
+void hca_wire_rp_timer(struct hca_qp *qp);
+
+/* Does the rate hold the requester now? Lockless. */
+static inline bool hca_wire_rp_held(const struct hca_wire_rp *rp)
+{
+	s64 next = READ_ONCE(rp->next_ok);
+
+	return next && ktime_get_ns() < next;
 }
 
 /*
@@ -134,7 +171,8 @@ static inline bool hca_wire_has_work(struct hca_qp *qp)
 		return true;
 	/* New WQEs, or a flight the window stopped half-way (cur < nfl). */
 	return READ_ONCE(e->wait_kind) != HCA_WAIT_RNR &&
-	       !hca_odp_stalled(e) && READ_ONCE(qp->state) == HCA_QPS_RTS &&
+	       !hca_odp_stalled(e) && !hca_wire_rp_held(&e->wire_mem->rp) &&
+	       READ_ONCE(qp->state) == HCA_QPS_RTS &&
 	       (hca_sq_posted(qp) != READ_ONCE(r->sq_sent) ||
 		READ_ONCE(r->cur) != READ_ONCE(r->nfl));
 }

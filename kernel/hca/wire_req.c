@@ -183,6 +183,7 @@ static void hca_wire_req_packet(struct hca_qp *qp, struct hca_wire_qp *wq,
 			hca_sgl_read(&w->local, off, payload, paylen);
 		hca_wire_send(qp->hca, skb);
 	}
+	hca_wire_rp_sent(wq, paylen);
 	f->sent += pkts;
 	r->next_psn = hca_psn_add(r->next_psn, pkts);
 }
@@ -283,7 +284,7 @@ static bool hca_wire_req_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 
 	if (hca_odp_stalled(qp->eng))
 		return false;
-	while (!hca_wire_window_full(r)) {
+	while (!hca_wire_window_full(r) && !hca_wire_rp_hold(qp, wq)) {
 		f = hca_wire_flight_open(r);
 		/* SQD: what was started is sent again, nothing new starts. */
 		if (!f && (r->sq_sent == posted || r->nfl == HCA_WIRE_FLIGHTS ||
@@ -329,7 +330,8 @@ static bool hca_wire_req_send(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 			hca_sgl_put(&w->local);
 			break;
 		}
-		while (f->sent < f->npkts && !hca_wire_window_full(r)) {
+		while (f->sent < f->npkts && !hca_wire_window_full(r) &&
+		       !hca_wire_rp_hold(qp, wq)) {
 			hca_wire_req_packet(qp, wq, f, w);
 			if (r->probe)
 				break;
@@ -524,11 +526,12 @@ enum hca_step hca_wire_req_step(struct hca_exec_ctx *ctx, struct hca_qp *qp,
 		return HCA_STEP_WAIT;
 	if (hca_wire_req_send(ctx, qp, posted, p))
 		return HCA_STEP_DONE;
-	if (!r->nfl)
-		return qp->sq_ci == posted ? HCA_STEP_DONE : HCA_STEP_STOP;
-	if (e->wait_kind == HCA_WAIT_NONE)
+	if (!r->nfl && qp->sq_ci == posted)
+		return HCA_STEP_DONE;
+	if (r->nfl && e->wait_kind == HCA_WAIT_NONE)
 		hca_wire_req_timer(qp);
-	return HCA_STEP_WAIT;
+	hca_wire_rp_timer(qp);		/* the rate may hold it */
+	return r->nfl ? HCA_STEP_WAIT : HCA_STEP_STOP;
 }
 
 void hca_wire_req_flush(struct hca_qp *qp)
