@@ -109,7 +109,7 @@ struct hca_wire_rp {
 	u32 rt;				/* target rate, Mbit/s */
 	u32 alpha;			/* congestion estimate, of 1024 */
 	u32 t, bc;			/* increase events since the cut */
-	bool cnp_seen;			/* a CNP in this alpha period */
+	u32 cnp_periods;		/* CNPs not yet counted into alpha */
 	bool held;			/* the rate held the requester */
 	s64 alpha_at;			/* the alpha period's start */
 	s64 inc_at;			/* the increase period's start */

@@ -6,21 +6,22 @@
  * an RC or XRC requester cuts that QP's sending rate here, and the rate
  * climbs back while no CNP comes:
  *
- * - the first CNP starts limiting at the rate the QP was sending at (its
- *   bytes over the last millisecond), with alpha, the congestion
- *   estimate, at rp_initial_alpha;
- * - a cut (at most one per rp_reduce_period_us, however many CNPs): the
- *   target rate becomes the current one, which loses alpha / 2^(rp_gd -
- *   10) of itself, but keeps rp_min_dec_fac % of itself and rp_min_mbps
- *   at least; the increase counters start again;
- * - alpha is updated every rp_alpha_period_us: towards 1 by
- *   (1024 - rp_alpha_g) / 1024 if a CNP came in the period, else
- *   multiplied by rp_alpha_g / 1024;
- * - an increase event every rp_time_reset_us (T) and every rp_byte_reset
+ * - the first CNP starts limiting at rp_rate_to_set_on_first_cnp, or if
+ *   that is 0 at the rate the QP was sending at (its bytes over the last
+ *   millisecond), with alpha, the congestion estimate, at
+ *   rp_initial_alpha_value;
+ * - a cut (at most one per rp_rate_reduce_monitor_period, however many
+ *   CNPs): the target rate becomes the current one, which loses
+ *   alpha / 2^(rp_gd - 10) of itself, but keeps rp_min_dec_fac % of
+ *   itself and rp_min_rate at least; the increase counters start again;
+ * - alpha is updated every rp_dce_tcp_rtt: towards 1 by
+ *   (1024 - rp_dce_tcp_g) / 1024 if a CNP came in the period, else
+ *   multiplied by rp_dce_tcp_g / 1024;
+ * - an increase event every rp_time_reset (T) and every rp_byte_reset
  *   bytes sent (BC): fast recovery (the current rate half way to the
  *   target) while both are below rp_threshold, hyper increase (the target
- *   up by rp_hai_mbps per event past the threshold) when both are above
- *   it, additive increase (rp_ai_mbps) between; back at rp_line_mbps the
+ *   up by rp_hai_rate per event past the threshold) when both are above
+ *   it, additive increase (rp_ai_rate) between; back at rp_max_rate the
  *   QP is no longer limited.
  *
  * The rate is kept by pacing the requester: after each packet the next may
@@ -28,8 +29,10 @@
  * burst of HCA_RP_BURST bytes of credit. A held requester stops, and a
  * timer of its QP (pace_timer, apart from the retry deadline's) brings it
  * back at the time it may send. Time-driven updates are worked out when the
- * requester next looks, not by timers of their own. UC and UD QPs send
- * unpaced: their CNPs are counted in rp_cnp_ignored.
+ * requester next looks, not by timers of their own, and the n CNPs taken
+ * since its last look count as n cuts (one per reduce period at most) and
+ * n alpha periods with a CNP, spread over the periods elapsed. UC and UD
+ * QPs send unpaced: their CNPs are counted in rp_cnp_ignored.
  *
  * CNPs arrive in the receive path and are only counted into the QP
  * (rp.cnps); everything else runs in the requester, under exec_lock.
@@ -44,22 +47,25 @@ static bool wire_rp = true;
 module_param(wire_rp, bool, 0644);
 MODULE_PARM_DESC(wire_rp, "Cut an RC QP's rate on CNPs (DCQCN reaction point, default 1)");
 
-/* DCQCN's parameters, by ConnectX's names; defaults as its firmware's. */
-static unsigned int rp_line_mbps = 100000;
-module_param(rp_line_mbps, uint, 0644);
-MODULE_PARM_DESC(rp_line_mbps, "Rate at which a QP is no longer limited, Mbit/s (100000)");
-static unsigned int rp_min_mbps = 1;
-module_param(rp_min_mbps, uint, 0644);
-MODULE_PARM_DESC(rp_min_mbps, "Lowest rate a cut leaves, Mbit/s (1)");
-static unsigned int rp_ai_mbps = 5;
-module_param(rp_ai_mbps, uint, 0644);
-MODULE_PARM_DESC(rp_ai_mbps, "Additive increase of the target rate, Mbit/s (5)");
-static unsigned int rp_hai_mbps = 50;
-module_param(rp_hai_mbps, uint, 0644);
-MODULE_PARM_DESC(rp_hai_mbps, "Hyper increase of the target rate, Mbit/s (50)");
-static unsigned int rp_time_reset_us = 300;
-module_param(rp_time_reset_us, uint, 0644);
-MODULE_PARM_DESC(rp_time_reset_us, "Time between increase events, us (300)");
+/*
+ * DCQCN's parameters, by the names of mlx5's cc_params and with its
+ * firmware's defaults: rates in Mbit/s, times in us, alpha and g of 1024.
+ */
+static unsigned int rp_max_rate = 100000;
+module_param(rp_max_rate, uint, 0644);
+MODULE_PARM_DESC(rp_max_rate, "Rate at which a QP is no longer limited, Mbit/s (100000)");
+static unsigned int rp_min_rate = 1;
+module_param(rp_min_rate, uint, 0644);
+MODULE_PARM_DESC(rp_min_rate, "Lowest rate a cut leaves, Mbit/s (1)");
+static unsigned int rp_ai_rate = 5;
+module_param(rp_ai_rate, uint, 0644);
+MODULE_PARM_DESC(rp_ai_rate, "Additive increase of the target rate, Mbit/s (5)");
+static unsigned int rp_hai_rate = 50;
+module_param(rp_hai_rate, uint, 0644);
+MODULE_PARM_DESC(rp_hai_rate, "Hyper increase of the target rate, Mbit/s (50)");
+static unsigned int rp_time_reset = 300;
+module_param(rp_time_reset, uint, 0644);
+MODULE_PARM_DESC(rp_time_reset, "Time between increase events, us (300)");
 static unsigned int rp_byte_reset = 32767;
 module_param(rp_byte_reset, uint, 0644);
 MODULE_PARM_DESC(rp_byte_reset, "Bytes sent between increase events (32767)");
@@ -72,18 +78,21 @@ MODULE_PARM_DESC(rp_gd, "A cut takes alpha / 2^(rp_gd - 10) of the rate (11)");
 static unsigned int rp_min_dec_fac = 50;
 module_param(rp_min_dec_fac, uint, 0644);
 MODULE_PARM_DESC(rp_min_dec_fac, "Share of the rate one cut keeps at least, % (50)");
-static unsigned int rp_reduce_period_us = 4;
-module_param(rp_reduce_period_us, uint, 0644);
-MODULE_PARM_DESC(rp_reduce_period_us, "Time between cuts at most, us (4)");
-static unsigned int rp_alpha_g = 1019;
-module_param(rp_alpha_g, uint, 0644);
-MODULE_PARM_DESC(rp_alpha_g, "Alpha's gain, of 1024 (1019)");
-static unsigned int rp_alpha_period_us = 1;
-module_param(rp_alpha_period_us, uint, 0644);
-MODULE_PARM_DESC(rp_alpha_period_us, "Time between alpha updates, us (1)");
-static unsigned int rp_initial_alpha = 1023;
-module_param(rp_initial_alpha, uint, 0644);
-MODULE_PARM_DESC(rp_initial_alpha, "Alpha at the first CNP, of 1024 (1023)");
+static unsigned int rp_rate_reduce_monitor_period = 4;
+module_param(rp_rate_reduce_monitor_period, uint, 0644);
+MODULE_PARM_DESC(rp_rate_reduce_monitor_period, "Time between cuts at most, us (4)");
+static unsigned int rp_dce_tcp_g = 1019;
+module_param(rp_dce_tcp_g, uint, 0644);
+MODULE_PARM_DESC(rp_dce_tcp_g, "Alpha's gain, of 1024 (1019)");
+static unsigned int rp_dce_tcp_rtt = 1;
+module_param(rp_dce_tcp_rtt, uint, 0644);
+MODULE_PARM_DESC(rp_dce_tcp_rtt, "Time between alpha updates, us (1)");
+static unsigned int rp_rate_to_set_on_first_cnp;
+module_param(rp_rate_to_set_on_first_cnp, uint, 0644);
+MODULE_PARM_DESC(rp_rate_to_set_on_first_cnp, "Rate the first CNP sets, Mbit/s (0: the QP's own)");
+static unsigned int rp_initial_alpha_value = 1023;
+module_param(rp_initial_alpha_value, uint, 0644);
+MODULE_PARM_DESC(rp_initial_alpha_value, "Alpha at the first CNP, of 1024 (1023)");
 
 #define HCA_RP_ONE		1024		/* alpha's 1.0 */
 #define HCA_RP_BURST		(16 * 1024)	/* bytes sent ahead of the rate */
@@ -103,7 +112,7 @@ bool hca_wire_rp_cnp(struct hca_wire_qp *wq)
 /* @alpha after @k periods without a CNP: times (g / 1024)^k. */
 static u32 hca_rp_alpha_decay(u32 alpha, u64 k)
 {
-	u32 g = min(READ_ONCE(rp_alpha_g), HCA_RP_ONE);
+	u32 g = min(READ_ONCE(rp_dce_tcp_g), HCA_RP_ONE);
 
 	while (k && alpha) {
 		if (k & 1)
@@ -114,36 +123,50 @@ static u32 hca_rp_alpha_decay(u32 alpha, u64 k)
 	return alpha;
 }
 
+/* One alpha period with a CNP: towards 1 by (1024 - g) / 1024. */
+static u32 hca_rp_alpha_up(u32 alpha, u32 g)
+{
+	return (alpha * g + (HCA_RP_ONE - g) * HCA_RP_ONE) / HCA_RP_ONE;
+}
+
+/*
+ * The alpha periods since the last look. The CNPs taken meanwhile are
+ * spread over them, one per period at most (a ConnectX updates alpha
+ * every period; here it is worked out when the requester looks).
+ */
 static void hca_rp_alpha(struct hca_wire_rp *rp, s64 now)
 {
-	u64 period = max(READ_ONCE(rp_alpha_period_us), 1U) * NSEC_PER_USEC;
-	u32 g = min(READ_ONCE(rp_alpha_g), HCA_RP_ONE);
-	u64 k = div64_u64(now - rp->alpha_at, period);
+	u64 period = max(READ_ONCE(rp_dce_tcp_rtt), 1U) * NSEC_PER_USEC;
+	u32 g = min(READ_ONCE(rp_dce_tcp_g), HCA_RP_ONE);
+	u64 k = div64_u64(now - rp->alpha_at, period), up, gap, i;
 
 	if (!k)
 		return;
 	rp->alpha_at += k * period;
-	if (rp->cnp_seen) {
-		rp->alpha = (rp->alpha * g + (HCA_RP_ONE - g) * HCA_RP_ONE) /
-			    HCA_RP_ONE;
-		rp->cnp_seen = false;
-		k--;
+	up = min_t(u64, rp->cnp_periods, k);
+	rp->cnp_periods = 0;
+	if (!up) {
+		rp->alpha = hca_rp_alpha_decay(rp->alpha, k);
+		return;
 	}
-	rp->alpha = hca_rp_alpha_decay(rp->alpha, k);
+	gap = div64_u64(k - up, up);
+	for (i = 0; i < min_t(u64, up, HCA_RP_MAX_EVENTS); i++)
+		rp->alpha = hca_rp_alpha_up(hca_rp_alpha_decay(rp->alpha, gap),
+					    g);
 }
 
 /* One increase event (T or BC counted already). */
 static void hca_rp_increase(struct hca_wire_rp *rp)
 {
 	u32 f = READ_ONCE(rp_threshold), lo = min(rp->t, rp->bc);
-	u32 line = max(READ_ONCE(rp_line_mbps), 1U);
+	u32 line = max(READ_ONCE(rp_max_rate), 1U);
 
 	if (max(rp->t, rp->bc) < f)
 		;				/* fast recovery */
 	else if (lo > f)
-		rp->rt += (lo - f) * READ_ONCE(rp_hai_mbps);
+		rp->rt += (lo - f) * READ_ONCE(rp_hai_rate);
 	else
-		rp->rt += READ_ONCE(rp_ai_mbps);
+		rp->rt += READ_ONCE(rp_ai_rate);
 	rp->rt = min(rp->rt, line);
 	rp->rc = (rp->rt + rp->rc) / 2;
 	if (rp->rc >= line - 1) {
@@ -160,7 +183,7 @@ static void hca_rp_cut(struct hca_wire_rp *rp, s64 now)
 
 	rp->rt = rp->rc;
 	rp->rc = max3((u64)rp->rc - min_t(u64, cut, rp->rc), keep,
-		      (u64)max(READ_ONCE(rp_min_mbps), 1U));
+		      (u64)max(READ_ONCE(rp_min_rate), 1U));
 	rp->t = 0;
 	rp->bc = 0;
 	rp->inc_at = now;
@@ -180,31 +203,36 @@ static u32 hca_rp_start_mbps(const struct hca_wire_rp *rp, s64 now, u32 line)
 	return mbps ? min_t(u64, mbps, line) : line;
 }
 
-/* CNPs taken since the last look: start limiting, cut. */
-static void hca_rp_cnps(struct hca_wire_rp *rp, s64 now)
+/* The first CNP: limiting starts. */
+static void hca_rp_start(struct hca_wire_rp *rp, s64 now)
 {
-	u64 period = (u64)READ_ONCE(rp_reduce_period_us) * NSEC_PER_USEC;
-	u32 line = max(READ_ONCE(rp_line_mbps), 1U);
+	u32 line = max(READ_ONCE(rp_max_rate), 1U);
+	u32 first = READ_ONCE(rp_rate_to_set_on_first_cnp);
 
-	if (!atomic_xchg(&rp->cnps, 0))
-		return;
-	if (!rp->rc) {
-		rp->rc = max(hca_rp_start_mbps(rp, now, line),
-			     max(READ_ONCE(rp_min_mbps), 1U));
-		rp->alpha = min(READ_ONCE(rp_initial_alpha), HCA_RP_ONE);
-		rp->alpha_at = now;
-		rp->cut_at = now - period - 1;
-		WRITE_ONCE(rp->next_ok, now);
-	}
-	rp->cnp_seen = true;
-	if (now - rp->cut_at > period)
+	rp->rc = max(first ? min(first, line) : hca_rp_start_mbps(rp, now, line),
+		     max(READ_ONCE(rp_min_rate), 1U));
+	rp->alpha = min(READ_ONCE(rp_initial_alpha_value), HCA_RP_ONE);
+	rp->alpha_at = now;
+	rp->cut_at = 0;
+	WRITE_ONCE(rp->next_ok, now);
+}
+
+/* @n CNPs since the last look: a cut each, one per reduce period at most. */
+static void hca_rp_cuts(struct hca_wire_rp *rp, u32 n, s64 now)
+{
+	u64 period = (u64)READ_ONCE(rp_rate_reduce_monitor_period) * NSEC_PER_USEC;
+	u64 cuts = n;
+
+	if (period)
+		cuts = min_t(u64, n, div64_u64(now - rp->cut_at, period));
+	for (cuts = min_t(u64, cuts, HCA_RP_MAX_EVENTS); cuts; cuts--)
 		hca_rp_cut(rp, now);
 }
 
 /* Increase events of the time since the last look. */
 static void hca_rp_timer_events(struct hca_wire_rp *rp, s64 now)
 {
-	u64 period = max(READ_ONCE(rp_time_reset_us), 1U) * NSEC_PER_USEC;
+	u64 period = max(READ_ONCE(rp_time_reset), 1U) * NSEC_PER_USEC;
 	unsigned int n = 0;
 
 	while (rp->rc && now - rp->inc_at >= period) {
@@ -224,14 +252,20 @@ bool hca_wire_rp_hold(struct hca_qp *qp, struct hca_wire_qp *wq)
 {
 	struct hca_wire_rp *rp = &wq->rp;
 	s64 now;
+	u32 n;
 
 	if (likely(!rp->rc && !atomic_read(&rp->cnps)))
 		return false;
 	now = ktime_get_ns();
-	hca_rp_cnps(rp, now);
+	n = atomic_xchg(&rp->cnps, 0);
+	if (n && !rp->rc)
+		hca_rp_start(rp, now);
 	if (!rp->rc)
 		return false;
+	rp->cnp_periods = min(rp->cnp_periods + n, 1U << 20);
 	hca_rp_alpha(rp, now);
+	if (n)
+		hca_rp_cuts(rp, n, now);
 	hca_rp_timer_events(rp, now);
 	if (!rp->rc || now >= rp->next_ok)
 		return false;
