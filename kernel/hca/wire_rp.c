@@ -258,8 +258,10 @@ bool hca_wire_rp_hold(struct hca_qp *qp, struct hca_wire_qp *wq)
 		return false;
 	now = ktime_get_ns();
 	n = atomic_xchg(&rp->cnps, 0);
-	if (n && !rp->rc)
+	if (n && !rp->rc) {
 		hca_rp_start(rp, now);
+		hca_dbg_qp(qp, "CNP: rate limited from %u Mbit/s\n", rp->rc);
+	}
 	if (!rp->rc)
 		return false;
 	rp->cnp_periods = min(rp->cnp_periods + n, 1U << 20);
@@ -267,7 +269,11 @@ bool hca_wire_rp_hold(struct hca_qp *qp, struct hca_wire_qp *wq)
 	if (n)
 		hca_rp_cuts(rp, n, now);
 	hca_rp_timer_events(rp, now);
-	if (!rp->rc || now >= rp->next_ok)
+	if (!rp->rc) {
+		hca_dbg_qp(qp, "back at %u Mbit/s: not limited\n", rp->rt);
+		return false;
+	}
+	if (now >= rp->next_ok)
 		return false;
 	hca_wire_count(qp->hca, HCA_HCNT_RP_HOLDS, 1);
 	rp->held = true;
