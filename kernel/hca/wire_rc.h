@@ -116,7 +116,7 @@ struct hca_wire_rp {
 	s64 cut_at;			/* the last cut */
 	u32 inc_bytes;			/* sent since the last byte event */
 	s64 next_ok;			/* the next packet may leave then */
-	s64 win_at;			/* the rate measurement's window */
+	s64 win_at;			/* the rate window's start, local_clock() */
 	u64 win_bytes;
 	u32 win_mbps;			/* the last whole window's rate */
 };
