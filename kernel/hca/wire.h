@@ -274,6 +274,11 @@ void hca_wire_unbind(struct hca *hca);
 struct net_device *hca_wire_netdev(struct hca *hca);
 struct sock *hca_wire_sock(struct hca *hca, bool v4);
 /*
+ * Under rcu_read_lock(): an empty skb for @size bytes, from the port's
+ * page pool when it fits a page, else a page fragment. NULL: no memory.
+ */
+struct sk_buff *hca_wire_tx_skb(struct hca *hca, unsigned int size);
+/*
  * Engine thread @thr's share of the receive queues, under its watch_lock:
  * is there any (one load), and drain them (budgeted). engine.c.
  */

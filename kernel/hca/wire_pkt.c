@@ -338,21 +338,16 @@ struct sk_buff *hca_wire_alloc(struct hca *hca, const struct hca_wire_addr *a,
 	/* No socket (the initial namespace): no copy for nothing. */
 	if (!hca_wire_sock(hca, ipv6_addr_v4mapped((const void *)a->dgid)))
 		ndev = NULL;
-	room = ndev ? LL_RESERVED_SPACE(ndev) + ndev->needed_tailroom : 0;
-	rcu_read_unlock();
 	if (!ndev) {
+		rcu_read_unlock();
 		hca_wire_count(hca, HCA_HCNT_WIRE_TX_NO_ROUTE, 1);
 		return NULL;
 	}
-	/*
-	 * From the per-CPU page fragment cache, as a NIC's receive buffers:
-	 * a kmalloc()ed head is zeroed for every packet (init_on_alloc,
-	 * Debian's default), a cache page only when it is allocated, and it
-	 * is reused without that once its packets are freed (about a fifth
-	 * less time zeroing in a 64 KiB ib_write_bw's profile).
-	 */
-	skb = __netdev_alloc_skb(NULL, room + HCA_WIRE_HEADROOM + hlen +
-				 paylen + pad + HCA_ICRC_LEN, GFP_ATOMIC);
+	room = LL_RESERVED_SPACE(ndev) + ndev->needed_tailroom;
+	/* Not kmalloc()ed: that head would be zeroed for every packet. */
+	skb = hca_wire_tx_skb(hca, room + HCA_WIRE_HEADROOM + hlen + paylen +
+			      pad + HCA_ICRC_LEN);
+	rcu_read_unlock();
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, room + HCA_WIRE_HEADROOM);
