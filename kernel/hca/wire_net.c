@@ -88,6 +88,8 @@ struct hca_wire_net {
 };
 
 /* An HCA's port on its netdev (hca->wire). */
+#define HCA_WIRE_TX_ORDERS	2
+
 struct hca_wire_port {
 	struct hca *hca;
 	struct net_device *ndev;	/* held by the driver until hca_destroy */
@@ -97,8 +99,9 @@ struct hca_wire_port {
 	struct hca_engine_thread *thr;	/* drains rxq */
 	struct list_head rx_node;	/* on thr->wire_rx, under thr->lock */
 	bool on_rx;
-	struct page_pool *tx_pool;	/* NULL: packets from page fragments */
-	spinlock_t tx_pool_lock;	/* its allocation side */
+	/* Of 1 and 2 pages (path MTU 4096); NULL: from page fragments. */
+	struct page_pool *tx_pool[HCA_WIRE_TX_ORDERS];
+	spinlock_t tx_pool_lock;	/* their allocation side */
 	/*
 	 * Bit HCA_WIRE_DRAINING: an executor (the thread or a wake-up call)
 	 * takes rxq; one at a time, so a QP's packets are taken in order.
@@ -174,8 +177,9 @@ struct sock *hca_wire_sock(struct hca *hca, bool v4)
 }
 
 /*
- * The transmit buffers: a page each from the port's page pool, which the
- * skb gives back when it is freed, by the peer's receive path or the
+ * The transmit buffers: a page each (two for a packet of path MTU 4096)
+ * from one of the port's page pools, which the skb gives back when it is
+ * freed, by the peer's receive path or the
  * NIC's driver, whoever and wherever that is. Pages from the allocator
  * are zeroed on every allocation (init_on_alloc, Debian's default), and
  * the page fragment cache gets new pages, as zeroed, whenever the packets
@@ -183,39 +187,61 @@ struct sock *hca_wire_sock(struct hca *hca, bool v4)
  * of the engine's time in a 64 KiB ib_write_bw went to clear_page(). A
  * recycled page is not zeroed again.
  */
-#define HCA_WIRE_TX_POOL	1024	/* pages recycled in the pool's ring */
+#define HCA_WIRE_TX_POOL	1024	/* pages recycled in a pool's ring */
 
 static void hca_wire_tx_pool_init(struct hca_wire_port *port)
 {
 	struct page_pool_params pp = {
-		.order = 0,
 		.pool_size = HCA_WIRE_TX_POOL,
 		.nid = NUMA_NO_NODE,
 	};
-	struct page_pool *pool = page_pool_create(&pp);
+	struct page_pool *pool;
+	unsigned int order;
 
 	spin_lock_init(&port->tx_pool_lock);
-	/* None: the page fragment cache, as before. */
-	port->tx_pool = IS_ERR(pool) ? NULL : pool;
+	for (order = 0; order < HCA_WIRE_TX_ORDERS; order++) {
+		pp.order = order;
+		pool = page_pool_create(&pp);
+		/* None: the page fragment cache, as before. */
+		port->tx_pool[order] = IS_ERR(pool) ? NULL : pool;
+	}
+}
+
+static void hca_wire_tx_pool_fini(struct hca_wire_port *port)
+{
+	unsigned int order;
+
+	/* Pages still in flight come back to it; it goes after the last. */
+	for (order = 0; order < HCA_WIRE_TX_ORDERS; order++)
+		if (port->tx_pool[order])
+			page_pool_destroy(port->tx_pool[order]);
 }
 
 struct sk_buff *hca_wire_tx_skb(struct hca *hca, unsigned int size)
 {
 	struct hca_wire_port *port = rcu_dereference(hca->wire);
+	struct page_pool *pool = NULL;
+	unsigned int order;
 	struct sk_buff *skb;
 	struct page *page;
 
-	if (!port || !port->tx_pool || size > SKB_WITH_OVERHEAD(PAGE_SIZE))
+	for (order = 0; port && order < HCA_WIRE_TX_ORDERS; order++) {
+		if (size <= SKB_WITH_OVERHEAD(PAGE_SIZE << order)) {
+			pool = port->tx_pool[order];
+			break;
+		}
+	}
+	if (!pool)
 		return __netdev_alloc_skb(NULL, size, GFP_ATOMIC);
 	/* The pool's allocation side is not for two contexts at once. */
 	spin_lock_bh(&port->tx_pool_lock);
-	page = page_pool_dev_alloc_pages(port->tx_pool);
+	page = page_pool_dev_alloc_pages(pool);
 	spin_unlock_bh(&port->tx_pool_lock);
 	if (!page)
 		return __netdev_alloc_skb(NULL, size, GFP_ATOMIC);
-	skb = build_skb(page_address(page), PAGE_SIZE);
+	skb = build_skb(page_address(page), PAGE_SIZE << order);
 	if (!skb) {
-		page_pool_put_full_page(port->tx_pool, page, false);
+		page_pool_put_full_page(pool, page, false);
 		return NULL;
 	}
 	skb_mark_for_recycle(skb);
@@ -571,8 +597,7 @@ static int hca_wire_bind(struct hca *hca, struct net_device *ndev)
 	mutex_lock(&hca_wire_lock);
 	if (rcu_access_pointer(hca->wire)) {
 		mutex_unlock(&hca_wire_lock);
-		if (port->tx_pool)
-			page_pool_destroy(port->tx_pool);
+		hca_wire_tx_pool_fini(port);
 		kfree(port);
 		return -EBUSY;
 	}
@@ -637,9 +662,7 @@ void hca_wire_unbind(struct hca *hca)
 		hca_wire_net_put(port->wn);
 		mutex_unlock(&hca_wire_lock);
 	}
-	/* Pages still in flight come back to it; it goes after the last. */
-	if (port->tx_pool)
-		page_pool_destroy(port->tx_pool);
+	hca_wire_tx_pool_fini(port);
 	kfree(port);
 }
 
