@@ -18,6 +18,8 @@
 #  - UC: ibv_uc_pingpong -c at 1 B and 4 KiB, ib_send_lat and ib_write_lat
 #    -c UC;
 #  - rping -v (rdma_cm's handshake, then RC SEND/READ/WRITE it verifies);
+#  - jumbo frames: both veths at MTU 9000, ibv_rc_pingpong -c at path MTU
+#    4096 both ways, shca9's packets 4 KiB of payload each;
 #  - a path MTU above the link's: IP's refusals counted in wire_tx_drops.
 # shca9's wire counters must grow in every row (wire_rc_softhca.sh has
 # softhca on both ends). Everything is put back at the end, also on failure.
@@ -44,7 +46,7 @@ sizes=(1 4096 65536 1048576)
 perf=(ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw)
 uc_sizes=(1 4096)
 uc_perf=(ib_send_lat ib_write_lat)
-echo "1..$((2 * ${#sizes[@]} + 2 + 1 + 2 + 1 + 2 * ${#perf[@]} + 4 + 2 + 2 * ${#uc_sizes[@]} + 2 * ${#uc_perf[@]} + 1))"
+echo "1..$((2 * ${#sizes[@]} + 2 + 1 + 2 + 1 + 2 * ${#perf[@]} + 4 + 2 + 2 * ${#uc_sizes[@]} + 2 * ${#uc_perf[@]} + 2 + 1))"
 if ! wire_bed_far || ! wire_bed_rxe; then
 	nok "the bed: veth0 and shca9 in netns far, rxe0 on veth1, their GIDs"
 	exit 1
@@ -160,6 +162,37 @@ done
 
 rping_row "rping -v shca9 client -> rxe0 server" - far 198.18.0.2
 rping_row "rping -v rxe0 client -> shca9 server" far - 198.18.0.1
+
+# Jumbo frames, as RoCE fabrics run: at MTU 9000 both devices' active MTU
+# is 4096, and a 64 KiB message is 16 packets. check_jumbo: the pingpong's
+# lines, and shca9's packets since the row began (jb0, jp0) 3 KiB or more
+# each on average (its SENDs are 4 KiB packets; its ACKs are few).
+# shellcheck disable=SC2317 # called by xrun, as its CHECK
+check_jumbo() {
+	local b p line
+	line=$(check_pingpong 65536 20 "$1") || { echo "$line"; return 1; }
+	b=$(($(wire_stat shca9 wire_tx_bytes far) - jb0))
+	p=$(($(wire_stat shca9 wire_tx_packets far) - jp0))
+	echo "$line; shca9 sent $b bytes in $p packets"
+	[ "$p" -gt 0 ] && [ $((b / p)) -ge 3072 ]
+}
+ip -n far link set veth0 mtu 9000 && ip link set veth1 mtu 9000
+for dir in shca9 rxe0; do
+	jb0=$(wire_stat shca9 wire_tx_bytes far)
+	jp0=$(wire_stat shca9 wire_tx_packets far)
+	if [ "$dir" = shca9 ]; then
+		xrun "ibv_rc_pingpong -m 4096 over MTU 9000, shca9 server, rxe0 client, 64 KiB x 20" \
+			check_jumbo far - 198.18.0.1 \
+			ibv_rc_pingpong -d shca9 -g "$g9" -m 4096 -s 65536 -n 20 -c -- \
+			ibv_rc_pingpong -d rxe0 -g "$gx" -m 4096 -s 65536 -n 20 -c
+	else
+		xrun "ibv_rc_pingpong -m 4096 over MTU 9000, rxe0 server, shca9 client, 64 KiB x 20" \
+			check_jumbo - far 198.18.0.2 \
+			ibv_rc_pingpong -d rxe0 -g "$gx" -m 4096 -s 65536 -n 20 -c -- \
+			ibv_rc_pingpong -d shca9 -g "$g9" -m 4096 -s 65536 -n 20 -c
+	fi
+done
+ip -n far link set veth0 mtu 1500 && ip link set veth1 mtu 1500
 
 # A path MTU above the link's (MODIFY_QP takes it, as rxe does): IP refuses
 # each packet (DF), wire_tx_drops counts it, the SEND ends in RETRY_EXC_ERR.
