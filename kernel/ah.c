@@ -33,8 +33,12 @@ static int shca_ah_check(struct shca_dev *sdev, const struct rdma_ah_attr *ah)
 	    grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP ||
 	    grh->sgid_index >= sdev->caps.gid_tbl_len)
 		return -EINVAL;
-	if (grh->flow_label & ~IB_GRH_FLOWLABEL_MASK ||
-	    rdma_ah_get_sl(ah) > 7)
+	/*
+	 * A flow label's bits above its 20 are not refused: ib_core passes
+	 * them and the hardware drivers drop them. UCX sets them (its RoCE
+	 * source port choice); the AV keeps the 20 (softhca_set_av()).
+	 */
+	if (rdma_ah_get_sl(ah) > 7)
 		return -EINVAL;
 	return 0;
 }

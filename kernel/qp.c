@@ -479,8 +479,6 @@ static int shca_qp_path(struct shca_dev *sdev, const struct rdma_ah_attr *ah,
 	/* RC has one destination; a multicast GID is none. */
 	if (rdma_is_multicast_addr((struct in6_addr *)grh->dgid.raw))
 		return -EINVAL;
-	if (grh->flow_label & ~IB_GRH_FLOWLABEL_MASK)
-		return -EINVAL;
 	/* RoCE carries the SL as a 3-bit priority. */
 	if (rdma_ah_get_sl(ah) > 7)
 		return -EINVAL;
@@ -489,7 +487,8 @@ static int shca_qp_path(struct shca_dev *sdev, const struct rdma_ah_attr *ah,
 	a->sgid_index = grh->sgid_index;
 	a->hop_limit = grh->hop_limit;
 	a->traffic_class = grh->traffic_class;
-	a->flow_label = grh->flow_label;
+	/* Its 20 bits: the rest is ignored, as by the AH (ah.c). */
+	a->flow_label = grh->flow_label & IB_GRH_FLOWLABEL_MASK;
 	return 0;
 }
 

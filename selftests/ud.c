@@ -565,6 +565,43 @@ TEST_F(ud, ipv6_grh_is_the_ipv6_header)
 	EXPECT_EQ(0, ibv_destroy_ah(ah));
 }
 
+/*
+ * A flow label with bits above its 20 (UCX sets ~0 for its RoCE source
+ * port choice) is taken, as ib_core and the hardware drivers take it: the
+ * datagram's IPv6 header carries the low 20 bits.
+ */
+TEST_F(ud, ah_flow_label_high_bits_ignored)
+{
+	struct ud_end *from = &self->p.e[0], *to = &self->p.e[1];
+	union ibv_gid sgid, dgid;
+	int si = ll_gid(from, &sgid), di = ll_gid(to, &dgid);
+	struct ibv_ah_attr a = {
+		.is_global = 1, .port_num = 1, .dlid = 0xc000,
+		.grh = { .sgid_index = si, .hop_limit = 64,
+			 .flow_label = 0xffffffff },
+	};
+	const uint8_t *g = to->buf + UD_RECV_OFF;
+	struct rc_wc_want w = ud_want_recv(1, 16, to, from);
+	struct ibv_wc wc;
+	struct ibv_ah *ah;
+
+	if (si < 0 || di < 0)
+		SKIP(return, "no IPv6 link-local GID on %s or %s", from->dev, to->dev);
+	a.grh.dgid = dgid;
+	ah = ibv_create_ah(from->pd, &a);
+	ASSERT_NE(NULL, ah) TH_LOG("create_ah: %s", strerror(errno));
+	rc_fill(from->buf, 16, 21);
+	post_recv(_metadata, to, 1);
+	ASSERT_EQ(0, ud_send(from, ah, to->qp->qp_num, UD_QKEY, IBV_WR_SEND, 2,
+			     0, 16, 0, 0));
+	expect_sent(_metadata, from, 2, 16, false);
+	ASSERT_EQ(1, rc_poll(to->rcq, &wc, 1, RC_WC_MS)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(0, rc_wc_check(&wc, &w)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(-1, rc_check_fill(g + UD_GRH, 16, 21));
+	EXPECT_EQ(6u << 28 | 0xfffff, be32toh(*(uint32_t *)g));
+	EXPECT_EQ(0, ibv_destroy_ah(ah));
+}
+
 /* The extended post-send API: ibv_wr_set_ud_addr. */
 TEST_F(ud, wr_api_set_ud_addr)
 {
