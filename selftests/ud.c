@@ -82,6 +82,8 @@ static void expect_datagram(struct __test_metadata *_metadata,
 		TH_LOG("receive of %u bytes: %s", len, rc_err);
 	EXPECT_EQ(0, rc_wc_check(&wc, &w)) TH_LOG("%u bytes: %s", len, rc_err);
 	EXPECT_EQ(0, wc.pkey_index);
+	/* The RoCE packet type, as mlx5: UDP (v2) | IPv4 (UCX reads it). */
+	EXPECT_EQ(0xa, wc.sl) TH_LOG("%u bytes", len);
 	EXPECT_EQ(-1, rc_check_fill(buf + UD_GRH, len, seed))
 		TH_LOG("%u bytes: payload differs", len);
 	EXPECT_EQ(0, ud_grh_check(buf, &from->gid, &e->gid, len, imm, tclass,
@@ -555,6 +557,7 @@ TEST_F(ud, ipv6_grh_is_the_ipv6_header)
 	expect_sent(_metadata, from, 2, 45, false);
 	ASSERT_EQ(1, rc_poll(to->rcq, &wc, 1, RC_WC_MS)) TH_LOG("%s", rc_err);
 	EXPECT_EQ(0, rc_wc_check(&wc, &w)) TH_LOG("%s", rc_err);
+	EXPECT_EQ(0x9, wc.sl);		/* RoCE v2 | IPv6 */
 	EXPECT_EQ(-1, rc_check_fill(g + UD_GRH, 45, 13));
 	EXPECT_EQ(6u << 28 | 0x20u << 20 | 0xabcde, be32toh(*(uint32_t *)g));
 	EXPECT_EQ(8 + 12 + 8 + 48 + 4, g[4] << 8 | g[5]);

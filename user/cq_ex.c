@@ -121,7 +121,7 @@ static uint32_t softhca_read_slid(struct ibv_cq_ex *ibcq)
 
 static uint8_t softhca_read_sl(struct ibv_cq_ex *ibcq)
 {
-	return cur(ibcq)->sl;
+	return softhca_wc_ibv_sl(cur(ibcq));
 }
 
 static uint8_t softhca_read_dlid_path_bits(struct ibv_cq_ex *ibcq)

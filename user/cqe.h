@@ -54,11 +54,22 @@ static inline uint32_t softhca_wc_ibv_imm(const struct softhca_wc *w)
 	return w->with_inv ? w->inv_rkey : w->imm;
 }
 
+/*
+ * The SL libibverbs reports: a datagram's RoCE packet type, as mlx5's
+ * provider reports it from the same four CQE bits (softhca-queue.h,
+ * flags_rqpn), else the SL the decoder found (0 on RoCE).
+ */
+static inline uint8_t softhca_wc_ibv_sl(const struct softhca_wc *w)
+{
+	return w->grh ? w->pkt_type : w->sl;
+}
+
 /* A decoded work completion (softhca_cqe_decode()) as libibverbs has it. */
 static inline void softhca_wc_to_ibv(const struct softhca_wc *w,
 				     struct ibv_wc *wc)
 {
 	SOFTHCA_WC_COPY(wc, w, IBV_WC_WITH_IMM, IBV_WC_GRH);
+	wc->sl = softhca_wc_ibv_sl(w);
 	wc->wc_flags = softhca_wc_ibv_flags(w);
 	wc->imm_data = softhca_wc_ibv_imm(w);
 	wc->qp_num = w->qpn;

@@ -208,6 +208,8 @@ static void hca_ud_cqe(struct hca_exec_ctx *ctx, const struct hca_datagram *dg,
 	memcpy(cqe.smac, dg->smac, sizeof(cqe.smac));
 	cqe.flags_rqpn = cpu_to_be32(SOFTHCA_CQE_GRH_IN_BUFFER <<
 				     SOFTHCA_CQE_GRH_SHIFT |
+				     (u32)SOFTHCA_CQE_PKT_UDP <<
+				     SOFTHCA_CQE_PKT_SHIFT |
 				     (u32)l3 << SOFTHCA_CQE_L3_SHIFT |
 				     (dg->sqpn & SOFTHCA_24BIT_MASK));
 	if (dg->vlan) {

@@ -566,7 +566,7 @@ static void datagram_cqe_fields(void)
 	wq_pair_init(&q, 0, 3);
 	memset(&c, 0, sizeof(c));
 	memcpy(&c.b[4], smac, 6);
-	put32(&c.b[24], 0x12000456);		/* GRH in buffer, IPv4, QPN */
+	put32(&c.b[24], 0x1a000456);		/* GRH, RoCE v2 IPv4, QPN */
 	put32(&c.b[44], 40 + 100);		/* byte_cnt: the GRH area too */
 	put32(&c.b[56], 0x0000002a);
 	c.b[63] = SOFTHCA_CQE_RESP_SEND << 4;
@@ -579,6 +579,7 @@ static void datagram_cqe_fields(void)
 	CHECK_EQ(wc.l3, SOFTHCA_CQE_L3_IPV4);
 	CHECK_BYTES(wc.smac, smac, 6);
 	CHECK_EQ(wc.vlan, 0);
+	CHECK_EQ(wc.pkt_type, SOFTHCA_CQE_PKT_UDP | SOFTHCA_CQE_L3_IPV4);
 	CHECK_EQ(wc.sl, 0);			/* no VLAN: no priority */
 	CHECK_EQ(wc.with_imm, 0);
 
@@ -594,6 +595,7 @@ static void datagram_cqe_fields(void)
 	CHECK_EQ(wc.vlan, 1);
 	CHECK_EQ(wc.vlan_id, 0x123);
 	CHECK_EQ(wc.sl, 5);
+	CHECK_EQ(wc.pkt_type, SOFTHCA_CQE_L3_IPV6);	/* bit 27 clear here */
 
 	/* GRH field 2 or 3 is not "in the buffer": no datagram fields. */
 	put32(&c.b[24], 0x22000458);
@@ -601,6 +603,7 @@ static void datagram_cqe_fields(void)
 	CHECK_EQ(softhca_cqe_decode(as_cqe(&c), &q.sq, &q.rq, &wc), 0);
 	CHECK_EQ(wc.grh, 0);
 	CHECK_EQ(wc.sl, 0);
+	CHECK_EQ(wc.pkt_type, 0);
 	CHECK_EQ(wc.src_qp, 0x458);
 }
 
@@ -632,10 +635,12 @@ static void wc_to_ibv_fields(void)
 	w.with_imm = 0;
 	softhca_wc_to_ibv(&w, &wc);
 	CHECK_EQ(wc.wc_flags, 0);
-	/* A datagram: the GRH area heads the buffer. */
+	/* A datagram: the GRH area heads the buffer; SL is the packet type. */
 	w.grh = 1;
+	w.pkt_type = SOFTHCA_CQE_PKT_UDP | SOFTHCA_CQE_L3_IPV6;
 	softhca_wc_to_ibv(&w, &wc);
 	CHECK_EQ(wc.wc_flags, IBV_WC_GRH);
+	CHECK_EQ(wc.sl, 0x9);
 	w.with_imm = 1;
 	softhca_wc_to_ibv(&w, &wc);
 	CHECK_EQ(wc.wc_flags, IBV_WC_GRH | IBV_WC_WITH_IMM);

@@ -168,6 +168,7 @@ struct softhca_wc {
 	/* A datagram's responder CQE: the GRH area heads the buffer. */
 	__u8 grh;
 	__u8 l3;			/* SOFTHCA_CQE_L3_IPV4 / _IPV6 */
+	__u8 pkt_type;			/* flags_rqpn 27:24: SOFTHCA_CQE_PKT_* */
 	__u8 vlan;			/* vlan_id is valid */
 	__u16 vlan_id;
 	__u8 smac[6];
@@ -235,6 +236,7 @@ static inline void softhca_cqe_decode_datagram(const struct softhca_cqe *cqe,
 
 	wc->grh = 1;
 	wc->l3 = (rqpn >> SOFTHCA_CQE_L3_SHIFT) & SOFTHCA_CQE_L3_MASK;
+	wc->pkt_type = (rqpn >> SOFTHCA_CQE_PKT_SHIFT) & SOFTHCA_CQE_PKT_MASK;
 	memcpy(wc->smac, cqe->smac, sizeof(wc->smac));
 	if (cqe->l4_l3_hdr_type & SOFTHCA_CQE_VLAN_PRESENT) {
 		wc->vlan = 1;
@@ -316,6 +318,7 @@ static inline int softhca_cqe_decode_srq(const struct softhca_cqe *cqe,
 	wc->with_inv = 0;
 	wc->inv_rkey = 0;
 	wc->grh = 0;
+	wc->pkt_type = 0;
 	wc->vlan = 0;
 	if (k->wq == SOFTHCA_CQE_WQ_SQ) {
 		if (softhca_wrs_retire_sq(sq, softhca_cqe_wqe_counter(cqe),

@@ -261,12 +261,20 @@ struct softhca_srq_next_seg {
 /*
  * flags_rqpn (responder): GRH 29:28 (SOFTHCA_CQE_GRH_IN_BUFFER: the
  * receive buffer starts with the 40-byte GRH area, as every datagram's
- * does), RoCE L3 header type 25:24, remote (source) QPN 23:0. As mlx5 on
- * Ethernet, the SL is the VLAN priority (vlan_info), 0 without a VLAN.
+ * does), the RoCE packet type 27:24, remote (source) QPN 23:0. The packet
+ * type is a ConnectX's: bit 27 set for a RoCE v2 packet (a UDP header;
+ * softhca's datagrams all are), the L3 header type in 25:24. mlx5's
+ * provider reports the four bits as the work completion's SL, and UCX's
+ * UD transport reads the L3 type there to find the destination address in
+ * the GRH area; ib_core's consumers get the SL from the VLAN priority
+ * (vlan_info, 0 without a VLAN) and the type as the network header type.
  */
 #define SOFTHCA_CQE_GRH_SHIFT		28
 #define SOFTHCA_CQE_GRH_MASK		0x3
 #define SOFTHCA_CQE_GRH_IN_BUFFER	1
+#define SOFTHCA_CQE_PKT_SHIFT		24
+#define SOFTHCA_CQE_PKT_MASK		0xf
+#define SOFTHCA_CQE_PKT_UDP		0x8	/* RoCE v2 */
 #define SOFTHCA_CQE_L3_SHIFT		24
 #define SOFTHCA_CQE_L3_MASK		0x3
 #define SOFTHCA_CQE_L3_IPV6		1	/* MLX5_CQE_ROCE_L3_HEADER_TYPE_* */
