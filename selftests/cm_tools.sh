@@ -234,12 +234,6 @@ shca1_home() {
 		added_shca1=1 && ports_ready
 }
 
-# port_bytes DEV COUNTER: COUNTER (tx_bytes, rx_bytes) of DEV's port.
-port_bytes() {
-	rdma statistic show link "$1/1" |
-		awk -v c="$2" '{ for (i = 1; i < NF; i++) if ($i == c) print $(i + 1) }'
-}
-
 # crossed BYTES CHECK... C S: CHECK's verdict, provided shca0's tx_bytes
 # and shca1's rx_bytes each grew by BYTES or more since tx0 and rx0 were
 # taken (the client ran on shca0 and the server on shca1); else 1, also

@@ -128,6 +128,12 @@ only_ib_mad_left() {
 	return 1
 }
 
+# port_bytes DEV COUNTER: COUNTER (tx_bytes, rx_bytes) of DEV's port.
+port_bytes() {
+	rdma statistic show link "$1/1" |
+		awk -v c="$2" '{ for (i = 1; i < NF; i++) if ($i == c) print $(i + 1) }'
+}
+
 wait_listen() { # port
 	for _ in $(seq 200); do
 		ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
