@@ -526,83 +526,76 @@ static int ll_gid(struct ud_end *e, union ibv_gid *gid)
 }
 
 /*
- * Over IPv6 (the link-local GIDs) the GRH area is the IPv6 header: version,
- * traffic class and flow label, the payload length of UDP + BTH + DETH +
- * payload + ICRC, next header UDP, hop limit, both addresses.
+ * A datagram of @len bytes over the link-local GIDs with AH attributes @a
+ * (the GIDs filled in here), checked through the GRH area, which is its
+ * IPv6 header: version, traffic class and flow label (its 20 bits), the
+ * payload length of UDP + BTH + DETH + payload + ICRC, next header UDP,
+ * hop limit, both addresses. False if an end has no link-local GID.
  */
-TEST_F(ud, ipv6_grh_is_the_ipv6_header)
+static bool ipv6_datagram(struct __test_metadata *_metadata,
+			  struct ud_end *from, struct ud_end *to,
+			  struct ibv_ah_attr *a, uint32_t len, uint32_t seed)
 {
-	struct ud_end *from = &self->p.e[0], *to = &self->p.e[1];
+	const uint8_t *g = to->buf + UD_RECV_OFF;
+	struct rc_wc_want w = ud_want_recv(1, len, to, from);
 	union ibv_gid sgid, dgid;
 	int si = ll_gid(from, &sgid), di = ll_gid(to, &dgid);
-	struct ibv_ah_attr a = {
-		.is_global = 1, .port_num = 1,
-		.grh = { .sgid_index = si, .hop_limit = 9,
-			 .traffic_class = 0x20, .flow_label = 0xabcde },
-	};
-	const uint8_t *g = to->buf + UD_RECV_OFF;
-	struct rc_wc_want w = ud_want_recv(1, 45, to, from);
 	struct ibv_wc wc;
 	struct ibv_ah *ah;
 
 	if (si < 0 || di < 0)
-		SKIP(return, "no IPv6 link-local GID on %s or %s", from->dev, to->dev);
-	a.grh.dgid = dgid;
-	ah = ibv_create_ah(from->pd, &a);
+		return false;
+	a->grh.sgid_index = si;
+	a->grh.dgid = dgid;
+	ah = ibv_create_ah(from->pd, a);
 	ASSERT_NE(NULL, ah) TH_LOG("create_ah: %s", strerror(errno));
-	rc_fill(from->buf, 45, 13);
+	rc_fill(from->buf, len, seed);
 	post_recv(_metadata, to, 1);
 	ASSERT_EQ(0, ud_send(from, ah, to->qp->qp_num, UD_QKEY, IBV_WR_SEND, 2,
-			     0, 45, 0, 0));
-	expect_sent(_metadata, from, 2, 45, false);
+			     0, len, 0, 0));
+	expect_sent(_metadata, from, 2, len, false);
 	ASSERT_EQ(1, rc_poll(to->rcq, &wc, 1, RC_WC_MS)) TH_LOG("%s", rc_err);
 	EXPECT_EQ(0, rc_wc_check(&wc, &w)) TH_LOG("%s", rc_err);
 	EXPECT_EQ(0x9, wc.sl);		/* RoCE v2 | IPv6 */
-	EXPECT_EQ(-1, rc_check_fill(g + UD_GRH, 45, 13));
-	EXPECT_EQ(6u << 28 | 0x20u << 20 | 0xabcde, be32toh(*(uint32_t *)g));
-	EXPECT_EQ(8 + 12 + 8 + 48 + 4, g[4] << 8 | g[5]);
+	EXPECT_EQ(-1, rc_check_fill(g + UD_GRH, len, seed));
+	EXPECT_EQ(6u << 28 | (uint32_t)a->grh.traffic_class << 20 |
+		  (a->grh.flow_label & 0xfffff), be32toh(*(uint32_t *)g));
+	EXPECT_EQ(8 + 12 + 8 + ((len + 3) & ~3u) + 4, g[4] << 8 | g[5]);
 	EXPECT_EQ(17, g[6]);
-	EXPECT_EQ(9, g[7]);
+	EXPECT_EQ(a->grh.hop_limit, g[7]);
 	EXPECT_EQ(0, memcmp(g + 8, sgid.raw, 16));
 	EXPECT_EQ(0, memcmp(g + 24, dgid.raw, 16));
 	EXPECT_EQ(0, ibv_destroy_ah(ah));
+	return true;
+}
+
+/* Over IPv6 (the link-local GIDs) the GRH area is the IPv6 header. */
+TEST_F(ud, ipv6_grh_is_the_ipv6_header)
+{
+	struct ibv_ah_attr a = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .hop_limit = 9, .traffic_class = 0x20,
+			 .flow_label = 0xabcde },
+	};
+
+	if (!ipv6_datagram(_metadata, &self->p.e[0], &self->p.e[1], &a, 45, 13))
+		SKIP(return, "no IPv6 link-local GID on both ends");
 }
 
 /*
  * A flow label with bits above its 20 (UCX sets ~0 for its RoCE source
- * port choice) is taken, as ib_core and the hardware drivers take it: the
- * datagram's IPv6 header carries the low 20 bits.
+ * port choice, and puts 0xc000 in the DLID) is taken, as ib_core and the
+ * hardware drivers take it: the datagram's IPv6 header carries the 20.
  */
 TEST_F(ud, ah_flow_label_high_bits_ignored)
 {
-	struct ud_end *from = &self->p.e[0], *to = &self->p.e[1];
-	union ibv_gid sgid, dgid;
-	int si = ll_gid(from, &sgid), di = ll_gid(to, &dgid);
 	struct ibv_ah_attr a = {
 		.is_global = 1, .port_num = 1, .dlid = 0xc000,
-		.grh = { .sgid_index = si, .hop_limit = 64,
-			 .flow_label = 0xffffffff },
+		.grh = { .hop_limit = 64, .flow_label = 0xffffffff },
 	};
-	const uint8_t *g = to->buf + UD_RECV_OFF;
-	struct rc_wc_want w = ud_want_recv(1, 16, to, from);
-	struct ibv_wc wc;
-	struct ibv_ah *ah;
 
-	if (si < 0 || di < 0)
-		SKIP(return, "no IPv6 link-local GID on %s or %s", from->dev, to->dev);
-	a.grh.dgid = dgid;
-	ah = ibv_create_ah(from->pd, &a);
-	ASSERT_NE(NULL, ah) TH_LOG("create_ah: %s", strerror(errno));
-	rc_fill(from->buf, 16, 21);
-	post_recv(_metadata, to, 1);
-	ASSERT_EQ(0, ud_send(from, ah, to->qp->qp_num, UD_QKEY, IBV_WR_SEND, 2,
-			     0, 16, 0, 0));
-	expect_sent(_metadata, from, 2, 16, false);
-	ASSERT_EQ(1, rc_poll(to->rcq, &wc, 1, RC_WC_MS)) TH_LOG("%s", rc_err);
-	EXPECT_EQ(0, rc_wc_check(&wc, &w)) TH_LOG("%s", rc_err);
-	EXPECT_EQ(-1, rc_check_fill(g + UD_GRH, 16, 21));
-	EXPECT_EQ(6u << 28 | 0xfffff, be32toh(*(uint32_t *)g));
-	EXPECT_EQ(0, ibv_destroy_ah(ah));
+	if (!ipv6_datagram(_metadata, &self->p.e[0], &self->p.e[1], &a, 16, 21))
+		SKIP(return, "no IPv6 link-local GID on both ends");
 }
 
 /* The extended post-send API: ibv_wr_set_ud_addr. */
