@@ -48,20 +48,16 @@ ports_sum() {
 }
 
 # shellcheck disable=SC2317 # run() calls it
-# check_ucx ITERS BYTES FILE: ucx_perftest's "Final:" line (iterations,
-# latency or overhead at the median, average and overall, bandwidth and
-# message rate, each average and overall): ITERS iterations, an average
-# time and a message rate above 0; and since the row began softhca sent
-# ITERS requests and BYTES bytes or more.
+# check_ucx ITERS BYTES FILE: check_ucx_final's verdict on the run, and
+# since the row began softhca sent ITERS requests and BYTES bytes or more.
 check_ucx() {
-	local iters=$1 bytes=$2 f=$3 line req sent
-	line=$(grep '^Final:' "$f" | tail -n 1)
+	local iters=$1 bytes=$2 f=$3 sum r req sent
+	sum=$(check_ucx_final "$iters" "$f")
+	r=$?
 	req=$(( $(ports_sum tx_requests) - req0 ))
 	sent=$(( $(ports_sum tx_bytes) - sent0 ))
-	echo "$(tr -s ' ' <<<"$line" | cut -d' ' -f2-); softhca: $req requests, $sent B"
-	[ -n "$line" ] &&
-		awk -v n="$iters" '{ exit !($2 == n && $4 > 0 && $9 > 0) }' <<<"$line" &&
-		[ "$req" -ge "$iters" ] && [ "$sent" -ge "$bytes" ]
+	echo "$sum; softhca: $req requests, $sent B"
+	[ "$r" = 0 ] && [ "$req" -ge "$iters" ] && [ "$sent" -ge "$bytes" ]
 }
 
 # bytes_of TEST SIZE ITERS: what a run must at least move (atomics: their

@@ -9,7 +9,8 @@
 # softhca's own semantics judged on both ends; shca9's wire counters must
 # grow in every row. Then: the responder coalesces ACKs (an 8 B
 # ib_write_bw burst), completion events on both ends (ibv_rc_pingpong -e
-# and ib_send_lat -e), and rc_ops again with every post a wake-up call
+# and ib_send_lat -e), UCX's ucx_perftest (UCP over RC with UD wire-up,
+# and over UD alone), and rc_ops again with every post a wake-up call
 # (engine_poll=0: the callers send and take the packets). Everything is put
 # back at the end, also on failure.
 set -u
@@ -27,7 +28,9 @@ trap 'echo 1 >/sys/module/softhca/parameters/engine_poll; wire_bed_restore; rm -
 suites=(rc_ops rc_errors rc_threads rc_stress mkey_inv mw uc)
 echo "TAP version 13"
 rdma dev show shca0 >/dev/null 2>&1 && had_shca0=1
-echo "1..$((${#suites[@]} + 6))"
+ucx_rows=("rc_verbs,ud_verbs,self tag_lat 8 1000" "rc_verbs,ud_verbs,self tag_bw 1048576 20"
+	"rc_verbs,ud_verbs,self ucp_get 65536 100" "ud_verbs,self tag_bw 65536 100")
+echo "1..$((${#suites[@]} + 6 + ${#ucx_rows[@]}))"
 if ! wire_bed_far || ! wire_bed_near || ! echo 1 >/sys/module/softhca/parameters/force_wire; then
 	for b in "${suites[@]}" unknown_qpn; do nok "$b over the wire: the bed"; done
 	exit 1
@@ -76,6 +79,18 @@ xrun "ibv_rc_pingpong -e -c 4096 B x 200 shca8 server, shca9 client" "check_ping
 	ibv_rc_pingpong -e -d shca9 -g "$g9" -s 4096 -n 200 -c
 xrun "ib_send_lat -e shca8 server, shca9 client" "check_lat 64 200" near far 198.18.0.2 \
 	ib_send_lat -e -d shca8 -x "$g8" -F -s 64 -n 200 -- ib_send_lat -e -d shca9 -x "$g9" -F -s 64 -n 200
+
+# UCX across the wire (Documentation/ucx.md): its UD wire-up and RC data,
+# then UD alone with UCX's own reliability, each UCX datagram's GRH area
+# and packet type built from a packet that crossed the veth.
+for r in "${ucx_rows[@]}"; do
+	read -r tls t s its <<<"$r"
+	xrun "ucx_perftest UCP $t $s B x $its, UCX_TLS=$tls, shca8 server, shca9 client" \
+		"check_ucx_final $its" near far 198.18.0.2 \
+		env UCX_TLS="$tls" UCX_NET_DEVICES=shca8:1 ucx_perftest -- \
+		env UCX_TLS="$tls" UCX_NET_DEVICES=shca9:1 ucx_perftest -t "$t" -s "$s" \
+		-n "$its" -w 10
+done
 
 # Every post through the wake-up call (the thread never polls): the
 # callers send their wire QPs' packets and take the wire's receive queues

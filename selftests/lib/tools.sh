@@ -227,6 +227,18 @@ check_bw() {
 	echo "$line" | awk '{ exit !($4 > 0 && $4 <= $3 * 1.0001 && $5 > 0) }'
 }
 
+# check_ucx_final ITERS FILE: ucx_perftest's "Final:" line (iterations,
+# latency or overhead at the median, average and overall, bandwidth and
+# message rate, each average and overall): ITERS iterations, an average
+# time and a message rate above 0. ucx_perftest checks no data.
+check_ucx_final() {
+	local line
+	line=$(grep '^Final:' "$2" | tail -n 1)
+	[ -n "$line" ] || return 1
+	tr -s ' ' <<<"$line" | cut -d' ' -f2-
+	awk -v n="$1" '{ exit !($2 == n && $4 > 0 && $9 > 0) }' <<<"$line"
+}
+
 # run NAME CHECK SERVER_CMD... -- CLIENT_CMD...
 # Both commands get "-p PORT"; the client also gets 127.0.0.1 at the end.
 # CHECK is a check_* command line; the client's output file is appended.
