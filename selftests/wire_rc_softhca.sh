@@ -80,7 +80,7 @@ xrun "ibv_rc_pingpong -e -c 4096 B x 200 shca8 server, shca9 client" "check_ping
 xrun "ib_send_lat -e shca8 server, shca9 client" "check_lat 64 200" near far 198.18.0.2 \
 	ib_send_lat -e -d shca8 -x "$g8" -F -s 64 -n 200 -- ib_send_lat -e -d shca9 -x "$g9" -F -s 64 -n 200
 
-# UCX across the wire (Documentation/ucx.md): its UD wire-up and RC data,
+# UCX across the wire (Documentation/hpc.md): its UD wire-up and RC data,
 # then UD alone with UCX's own reliability, each UCX datagram's GRH area
 # and packet type built from a packet that crossed the veth.
 for r in "${ucx_rows[@]}"; do

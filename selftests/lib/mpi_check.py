@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Two MPI ranks exchange data through Open MPI (selftests/ucx.sh runs it over
+"""Two MPI ranks exchange data through Open MPI (selftests/hpc_tools.sh runs it over
 UCX on softhca): blocking sends of 1 B to 4 MiB each way, every byte
 checked; an allreduce; a one-sided Put into the peer's window and a Get
 back (MPI_Fence epochs). Rank 0 prints one verdict line; the exit status is

@@ -1,6 +1,6 @@
 #!/bin/bash
-# TAP: UCX and Open MPI on softhca, run as their users run them (design.md
-# §8: judged by tools nobody here wrote). UCX takes softhca as any verbs
+# TAP: UCX, Open MPI and libfabric on softhca, run as their users run them
+# (design.md §8: judged by tools nobody here wrote). UCX takes softhca as any verbs
 # device: its rc_verbs and ud_verbs transports (the mlx5 ones need
 # mlx5dv). Only those and "self" are allowed (UCX_TLS), so nothing goes
 # over shared memory or TCP: every row also checks that softhca's port
@@ -14,8 +14,13 @@
 #   atomics over RC (with UD for UCX's wire-up), then over UD alone;
 # - Open MPI (pml ucx, osc ucx) runs selftests/lib/mpi_check.py with rank
 #   0 on shca0 and rank 1 on shca1: 1 B to 4 MiB each way with every byte
-#   checked, an allreduce, a one-sided Put and Get; over RC, then UD.
-# ucx_perftest checks no data; mpi_check.py does.
+#   checked, an allreduce, a one-sided Put and Get; over RC, then UD;
+# - libfabric's verbs provider (as Intel MPI, MPICH's ch4:ofi and
+#   fabtests take it): fi_pingpong -c (it checks every buffer) over its
+#   MSG endpoints (rdma_cm, RC), RDM (ofi_rxm over RC, messages and
+#   tagged) and DGRAM (UD), both processes on shca0 (the client reaches
+#   198.18.0.1, which rdma_cm resolves to shca0).
+# ucx_perftest checks no data; mpi_check.py and fi_pingpong -c do.
 set -u
 here=$(dirname "$0")
 tmo=${SOFTHCA_PINGPONG_TIMEOUT:-300}
@@ -40,7 +45,10 @@ ucp_tests=("$tls_rc tag_lat 8 2000" "$tls_rc tag_bw 1048576 50"
 	"$tls_rc ucp_fadd 8 2000" "$tls_rc ucp_cswap 8 2000"
 	"$tls_ud tag_lat 8 2000" "$tls_ud tag_bw 65536 200"
 	"$tls_ud ucp_put_bw 65536 200" "$tls_ud ucp_get 65536 200")
-echo "1..$(( 1 + ${#uct_tests[@]} + ${#ucp_tests[@]} + 2 ))"
+fab_tests=("4096 -p verbs;ofi_rxm -e rdm" "65536 -p verbs;ofi_rxm -e rdm"
+	"4096 -p verbs;ofi_rxm -e rdm -m tagged" "16384 -p verbs -e msg"
+	"1000 -p verbs -e dgram")
+echo "1..$(( 1 + ${#uct_tests[@]} + ${#ucp_tests[@]} + 2 + ${#fab_tests[@]} ))"
 
 # The two ports' sum of COUNTER.
 ports_sum() {
@@ -126,4 +134,40 @@ check "Open MPI over UCX ($tls_rc): mpi_check.py, rank 0 on shca0, rank 1 on shc
 	mpi_run "$tls_rc"
 check "Open MPI over UCX ($tls_ud): mpi_check.py, rank 0 on shca0, rank 1 on shca1" \
 	mpi_run "$tls_ud"
+# fab_row SIZE ARGS...: fi_pingpong ARGS -S SIZE -c, 200 round trips, a
+# server and a client to 198.18.0.1 (their control connection on -B/-P:
+# its -p is the provider); the client's row for SIZE must say 200 sent and
+# 200 acknowledged, and softhca must have sent both ways' requests and
+# bytes.
+fab_row() {
+	local size=$1 name="fi_pingpong ${*:2} -S $1 -I 200 -c" spid c s line
+	shift
+	port=$((port + 1))
+	row_start
+	timeout -k 5 "$tmo" fi_pingpong "$@" -S "$size" -I 200 -c -B "$port" \
+		>"$out/srv" 2>&1 &
+	spid=$!
+	wait_listen "$port" || sleep 1
+	timeout -k 5 "$tmo" fi_pingpong "$@" -S "$size" -I 200 -c -P "$port" \
+		198.18.0.1 >"$out/cli" 2>&1
+	c=$?
+	wait "$spid"
+	s=$?
+	line=$(grep -E '^[0-9.]+[kmg]? +200 +=200 ' "$out/cli" | tail -n 1)
+	if [ "$c" = 0 ] && [ "$s" = 0 ] && [ -n "$line" ] &&
+	   [ $(( $(ports_sum tx_requests) - req0 )) -ge 400 ] &&
+	   [ $(( $(ports_sum tx_bytes) - sent0 )) -ge $(( 400 * size )) ]; then
+		ok "$name # $(tr -s ' ' <<<"$line")"
+	else
+		echo "# $name: client exit $c, server exit $s, result '$line'"
+		sed 's/^/# client: /' "$out/cli" | tail -n 15
+		sed 's/^/# server: /' "$out/srv" | tail -n 15
+		nok "$name"
+	fi
+}
+
+for r in "${fab_tests[@]}"; do
+	# shellcheck disable=SC2086 # the size, then fi_pingpong's words
+	fab_row $r
+done
 exit $failed
