@@ -34,12 +34,14 @@ static int shca_ah_check(struct shca_dev *sdev, const struct rdma_ah_attr *ah)
 	    grh->sgid_index >= sdev->caps.gid_tbl_len)
 		return -EINVAL;
 	/*
-	 * A flow label's bits above its 20 are not refused: ib_core passes
-	 * them and the hardware drivers drop them. UCX sets them (its RoCE
-	 * source port choice); the AV keeps the 20 (softhca_set_av()).
+	 * Neither a flow label's bits above its 20 nor an SL above 7 is
+	 * refused: ib_core passes them and the hardware drivers drop them,
+	 * and the AV keeps the 20 bits and the 3-bit priority
+	 * (softhca_set_av()). UCX sets the flow label's (its RoCE source
+	 * port choice); an AH made from a datagram's work completion
+	 * (ibv_init_ah_from_wc()) has the SL the provider reports, the
+	 * packet type (0xa over IPv4), as mlx5's.
 	 */
-	if (rdma_ah_get_sl(ah) > 7)
-		return -EINVAL;
 	return 0;
 }
 

@@ -479,9 +479,6 @@ static int shca_qp_path(struct shca_dev *sdev, const struct rdma_ah_attr *ah,
 	/* RC has one destination; a multicast GID is none. */
 	if (rdma_is_multicast_addr((struct in6_addr *)grh->dgid.raw))
 		return -EINVAL;
-	/* RoCE carries the SL as a 3-bit priority. */
-	if (rdma_ah_get_sl(ah) > 7)
-		return -EINVAL;
 
 	memcpy(a->dgid, grh->dgid.raw, sizeof(a->dgid));
 	a->sgid_index = grh->sgid_index;

@@ -235,6 +235,41 @@ TEST_F(ud, wrong_qkey_is_dropped)
 	expect_datagram(_metadata, to, from, 1, 100, 3, false, 0, 0, 64);
 }
 
+/*
+ * The answer to a datagram goes through an AH made from its work
+ * completion and GRH area, as udaddy and ib_mad's users answer:
+ * ibv_create_ah_from_wc() takes the SL from the completion, the packet
+ * type 0xa here (as mlx5's), which the AH takes as priority 2 (as mlx5's
+ * does), and the addresses from the IPv4 header; libibverbs asks the
+ * kernel for the route to them, whose hop limit (IPv4's default TTL, 64)
+ * the answer carries.
+ */
+TEST_F(ud, reply_through_ah_from_wc)
+{
+	struct ud_end *from = &self->p.e[0], *to = &self->p.e[1];
+	struct ibv_wc wc;
+	struct ibv_ah *ah;
+
+	post_recv(_metadata, to, 1);
+	rc_fill(from->buf, 40, 8);
+	ASSERT_EQ(0, ud_send(from, self->p.ah[0], to->qp->qp_num, UD_QKEY,
+			     IBV_WR_SEND, 2, 0, 40, 0, 0));
+	expect_sent(_metadata, from, 2, 40, false);
+	ASSERT_EQ(1, rc_poll(to->rcq, &wc, 1, RC_WC_MS)) TH_LOG("%s", rc_err);
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0xa, wc.sl);
+	ah = ibv_create_ah_from_wc(to->pd, &wc,
+				   (struct ibv_grh *)(to->buf + UD_RECV_OFF), 1);
+	ASSERT_NE(NULL, ah) TH_LOG("create_ah_from_wc: %s", strerror(errno));
+	post_recv(_metadata, from, 3);
+	rc_fill(to->buf, 24, 9);
+	ASSERT_EQ(0, ud_send(to, ah, wc.src_qp, UD_QKEY, IBV_WR_SEND, 4, 0, 24,
+			     0, 0));
+	expect_sent(_metadata, to, 4, 24, false);
+	expect_datagram(_metadata, from, to, 3, 24, 9, false, 0, 0, 64);
+	EXPECT_EQ(0, ibv_destroy_ah(ah));
+}
+
 TEST_F(ud, nonexistent_or_rc_qpn_is_dropped)
 {
 	struct ud_end *from = &self->p.e[0], *to = &self->p.e[1];
