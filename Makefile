@@ -23,7 +23,7 @@ SELFTEST_BINS := $(patsubst selftests/%.c,$(B)/selftests/%,$(SELFTEST_SRCS))
 SELFTEST_LIB := $(wildcard selftests/lib/*.c)
 SELFTEST_LIBHDR := $(wildcard selftests/lib/*.h)
 
-.PHONY: all deps module user selftests unit tools check demo bench wire-bedb wire-bedb-nvmeof wire-bedb-nfsrdma checkpatch clean provider-aarch64
+.PHONY: all deps module user selftests unit tools check demo bench wire-bedb wire-bedb-nvmeof wire-bedb-nfsrdma wire-bedb-iser checkpatch clean provider-aarch64
 all: module user selftests unit tools
 
 deps:
@@ -106,6 +106,11 @@ wire-bedb-nvmeof: deps
 wire-bedb-nfsrdma: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/wire-bedb nfsrdma
+
+# iSER from one guest to the other (Documentation/iser.md).
+wire-bedb-iser: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/wire-bedb iser
 
 checkpatch: $(KSFT)/kselftest_harness.h
 	@scripts/style-checks
