@@ -23,7 +23,7 @@ SELFTEST_BINS := $(patsubst selftests/%.c,$(B)/selftests/%,$(SELFTEST_SRCS))
 SELFTEST_LIB := $(wildcard selftests/lib/*.c)
 SELFTEST_LIBHDR := $(wildcard selftests/lib/*.h)
 
-.PHONY: all deps module user selftests unit tools check demo bench wire-bedb wire-bedb-nvmeof wire-bedb-nfsrdma wire-bedb-iser wire-bedb-srp checkpatch clean provider-aarch64
+.PHONY: all deps module user selftests unit tools check demo bench wire-bedb wire-bedb-nvmeof wire-bedb-nfsrdma wire-bedb-iser wire-bedb-srp wire-bedb-rds checkpatch clean provider-aarch64
 all: module user selftests unit tools
 
 deps:
@@ -116,6 +116,11 @@ wire-bedb-iser: deps
 wire-bedb-srp: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/wire-bedb srp
+
+# RDS over RDMA from one guest to the other (Documentation/rds.md).
+wire-bedb-rds: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/wire-bedb rds
 
 checkpatch: $(KSFT)/kselftest_harness.h
 	@scripts/style-checks
