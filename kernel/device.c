@@ -151,6 +151,21 @@ static enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev,
 	return IB_LINK_LAYER_ETHERNET;
 }
 
+/*
+ * The port's netdev, held for the caller. ib_core would find it without
+ * this op (ib_device_set_netdev), but SMC-R looks for the RoCE device of
+ * a netdev through this op only, as mlx5_ib offers it.
+ */
+static struct net_device *shca_get_netdev(struct ib_device *ibdev, u32 port)
+{
+	struct net_device *ndev = to_shca_dev(ibdev)->ndev;
+
+	/* Held by the device until dealloc_driver: never freed under us. */
+	if (ndev)
+		dev_hold(ndev);
+	return ndev;
+}
+
 static int shca_get_port_immutable(struct ib_device *ibdev, u32 port,
 				   struct ib_port_immutable *immutable)
 {
@@ -254,6 +269,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.get_dma_mr = shca_get_dma_mr,
 	.get_hw_stats = shca_get_hw_stats,
 	.get_link_layer = shca_get_link_layer,
+	.get_netdev = shca_get_netdev,
 	.get_port_immutable = shca_get_port_immutable,
 	.map_mr_sg = shca_map_mr_sg,
 	.mmap = shca_mmap,
