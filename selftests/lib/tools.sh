@@ -115,17 +115,28 @@ only_ib_mad_left() {
 	local res
 	for _ in $(seq 200); do
 		res=$(rdma res show)
-		if [ -z "$(rdma res show cm_id 2>&1)" ] &&
-		   grep -E '^[0-9]+: shca[01]:' <<<"$res" |
-		   awk '{ if ($4 != 1 || $6 != 1 || $8 != 1 || $10 != 0 || $12 != 0 || $14 != 0) bad = 1; n++ }
-			END { exit bad || n != 2 }'; then
+		if [ -z "$(rdma res show cm_id 2>&1)" ] && ib_mad_only shca0 &&
+		   ib_mad_only shca1; then
 			return 0
 		fi
 		sleep 0.05
 	done
 	sed 's/^/# /' <<<"$res"
+	rdma res show cq 2>&1 | sed 's/^/# /'
 	rdma res show cm_id 2>&1 | sed 's/^/# /'
 	return 1
+}
+# ib_mad_only DEV: in $res (rdma res show), DEV holds one PD, one QP and
+# one CQ, no MR, ctx or SRQ, beside the idle CQs of ib_core's CQ pool: a
+# kernel user's ib_cq_pool_get() (ib_isert, nvmet-rdma) leaves them
+# cached, ib_core's and used by no QP, until the device goes.
+ib_mad_only() {
+	local f pool
+	read -r -a f <<<"$(grep -E "^[0-9]+: $1:" <<<"$res")"
+	[ "${#f[@]}" -ge 14 ] || return 1
+	pool=$(rdma res show cq dev "$1" | grep -c 'users 0 .*comm \[ib_core\]')
+	[ "${f[3]}" = 1 ] && [ $((f[5] - pool)) = 1 ] && [ "${f[7]}" = 1 ] &&
+		[ "${f[9]}" = 0 ] && [ "${f[11]}" = 0 ] && [ "${f[13]}" = 0 ]
 }
 
 # port_bytes DEV COUNTER: COUNTER (tx_bytes, rx_bytes) of DEV's port.
