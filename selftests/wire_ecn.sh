@@ -120,6 +120,10 @@ if ! wire_bed_far || ! wire_bed_near || ! echo 1 >/sys/module/softhca/parameters
 	exit 1
 fi
 
+# Neighbours resolved first: netem drops 30 % of what is not ECN-capable,
+# ARP and the tools' TCP among it, and three lost ARP probes fail a connect.
+far ping -c 1 -W 5 198.18.0.2 >/dev/null
+near ping -c 1 -W 5 198.18.0.1 >/dev/null
 far tc qdisc add dev veth0 root netem loss 30% ecn
 m0=$(wire_stat shca8 np_ecn_marked_roce_packets near)
 c0=$(wire_stat shca8 np_cnp_sent near)
