@@ -23,7 +23,7 @@ SELFTEST_BINS := $(patsubst selftests/%.c,$(B)/selftests/%,$(SELFTEST_SRCS))
 SELFTEST_LIB := $(wildcard selftests/lib/*.c)
 SELFTEST_LIBHDR := $(wildcard selftests/lib/*.h)
 
-.PHONY: all deps module user selftests unit tools check demo bench wire-bedb wire-bedb-nvmeof wire-bedb-nfsrdma wire-bedb-iser wire-bedb-srp wire-bedb-rds checkpatch clean provider-aarch64
+.PHONY: all deps module user selftests unit tools check demo bench wire-bedb checkpatch clean provider-aarch64
 all: module user selftests unit tools
 
 deps:
@@ -97,30 +97,12 @@ wire-bedb: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/wire-bedb
 
-# NVMe over Fabrics from one guest to the other (Documentation/nvmeof.md).
-wire-bedb-nvmeof: deps
+# A kernel RDMA user from one guest to the other, selftests/bedb/SET.sh:
+# wire-bedb-nvmeof, -nfsrdma, -iser, -srp, -rds (Documentation/ulps.md).
+# Not .PHONY: make skips pattern rules for phony targets.
+wire-bedb-%: deps
 	@$(MAKE) --no-print-directory all
-	@scripts/wire-bedb nvmeof
-
-# NFS over RDMA from one guest to the other (Documentation/nfsrdma.md).
-wire-bedb-nfsrdma: deps
-	@$(MAKE) --no-print-directory all
-	@scripts/wire-bedb nfsrdma
-
-# iSER from one guest to the other (Documentation/iser.md).
-wire-bedb-iser: deps
-	@$(MAKE) --no-print-directory all
-	@scripts/wire-bedb iser
-
-# SRP from one guest to the other (Documentation/srp.md).
-wire-bedb-srp: deps
-	@$(MAKE) --no-print-directory all
-	@scripts/wire-bedb srp
-
-# RDS over RDMA from one guest to the other (Documentation/rds.md).
-wire-bedb-rds: deps
-	@$(MAKE) --no-print-directory all
-	@scripts/wire-bedb rds
+	@scripts/wire-bedb $*
 
 checkpatch: $(KSFT)/kselftest_harness.h
 	@scripts/style-checks

@@ -22,7 +22,6 @@ port=0 tmo=60
 iqn=iqn.2026-12.io.softhca:iser
 initiator=iqn.2026-12.io.softhca:initiator
 disk_bytes=$((32 * 1024 * 1024))
-fio_pid=
 # shellcheck source=selftests/lib/tools.sh
 . "$here/lib/tools.sh"
 # shellcheck source=selftests/lib/iser.sh
@@ -37,16 +36,6 @@ cleanup() {
 	rm -rf "$out"
 }
 trap cleanup EXIT
-
-# fio_bg NAME ARGS...: fio in the background on $disk, JSON in $out/NAME.json.
-fio_bg() {
-	local name=$1
-	shift
-	(cd "$out" && exec timeout 120 fio --name="$name" --filename="$disk" \
-		--direct=1 --ioengine=libaio --output-format=json \
-		--output="$out/$name.json" "$@") >"$out/$name.err" 2>&1 &
-	fio_pid=$!
-}
 
 echo "TAP version 13"
 check "modprobe ib_iser, LIO with ib_isert, target $iqn on a RAM disk" eval \
@@ -65,12 +54,7 @@ tx1=$(port_bytes shca0 tx_bytes)
 check "shca0: its port sent what fio moved (>= 66 MiB)" eval \
 	"echo \$(($tx1 - $tx0)) bytes; [ \$(($tx1 - $tx0)) -ge $((66 << 20)) ]"
 
-fio_bg k --rw=randrw --bs=4k --iodepth=32 --time_based --runtime=30
-sleep 3
-check "shca0: fio alive mid-I/O" kill -0 "$fio_pid"
-kill -9 "$fio_pid"
-{ wait "$fio_pid"; } 2>/dev/null	# bash's "Killed" line is no TAP
-fio_pid=
+fio_kill_mid shca0 "$disk"
 iser_logout "shca0 after kill -9 of fio" 198.18.0.1
 
 # The target portal group disabled under I/O: LIO ends the session, the
@@ -78,7 +62,7 @@ iser_logout "shca0 after kill -9 of fio" 198.18.0.1
 # SCSI commands wait (replacement_timeout 60 s is not reached) and
 # complete once the group is enabled.
 iser_login "shca0 again" 198.18.0.1 shca0 2
-fio_bg p --rw=randwrite --bs=4k --iodepth=8 --size=8m --verify=crc32c \
+fio_bg p "$disk" --rw=randwrite --bs=4k --iodepth=8 --size=8m --verify=crc32c \
 	--verify_fatal=1 --rate_iops=500
 sleep 2
 check "target portal group disabled under I/O" eval "echo 0 >$(tpg)/enable"
@@ -86,15 +70,7 @@ check "the initiator's session fails" sess_state FAILED 20
 sleep 2
 check "target portal group enabled again" eval "echo 1 >$(tpg)/enable"
 check "iscsid logged back in" sess_state LOGGED_IN 30
-rc=0
-wait "$fio_pid" || rc=$?
-fio_pid=
-if [ $rc = 0 ] && fio_ok "$out/p.json" 8192 8192 >"$out/fio.sum" 2>&1; then
-	ok "fio across the session's loss completed and verified ($(cat "$out/fio.sum"))"
-else
-	sed 's/^/# /' "$out/p.err" "$out/fio.sum" | head -20
-	nok "fio across the session's loss completed and verified (exit $rc)"
-fi
+fio_bg_ok "fio across the session's loss completed and verified" p 8192 8192
 iser_logout "shca0 after the recovery" 198.18.0.1
 
 # --- rdma_rxe: rxe0 on veth1, target and initiator on it.

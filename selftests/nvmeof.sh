@@ -26,7 +26,7 @@ hostnqn=nqn.2026-12.io.softhca:host
 
 # shellcheck disable=SC2317  # called from the EXIT trap
 cleanup() {
-	pkill_fio
+	[ -n "$fio_pid" ] && kill -9 "$fio_pid" 2>/dev/null
 	nvme disconnect -n "$nqn" >/dev/null 2>&1
 	for p in 1 2 3; do
 		rm -f "$cfs/ports/$p/subsystems/$nqn" 2>/dev/null
@@ -40,8 +40,6 @@ cleanup() {
 	[ "$added_shca1" = 1 ] && rdma link del shca1 2>/dev/null
 	rm -rf "$out"
 }
-fio_pid=
-pkill_fio() { [ -n "$fio_pid" ] && kill -9 "$fio_pid" 2>/dev/null; fio_pid=; }
 trap cleanup EXIT
 
 # shellcheck source=selftests/lib/nvme.sh
@@ -65,41 +63,22 @@ check "shca0: live again after the reset" wait_state live 20
 run_fio "shca0: random 4 KiB write + verify after the reset" "$ns" 4096 4096 \
 	--rw=randwrite --bs=4k --iodepth=16 --size=4m --verify=crc32c --verify_fatal=1
 
-(cd "$out" && exec fio --name=k --filename="$ns" --direct=1 --ioengine=libaio \
-	--rw=randrw --bs=4k --iodepth=32 --time_based --runtime=30 \
-	--output="$out/fio-k.txt") >/dev/null 2>&1 &
-fio_pid=$!
-sleep 3
-check "shca0: fio alive mid-I/O" kill -0 "$fio_pid"
-kill -9 "$fio_pid"
-{ wait "$fio_pid"; } 2>/dev/null	# bash's "Killed" line is no TAP
-fio_pid=
+fio_kill_mid shca0 "$ns"
 disconnect "shca0 after kill -9 of fio"
 
 # Port taken away under I/O: the host sees the queues drop, retries every
 # reconnect_delay (1 s) and, once the port is back, reconnects; fio's I/O
 # waits meanwhile and completes (ctrl_loss_tmo 30 s is not reached).
 connect "shca0 again" 198.18.0.1 198.18.0.1 shca0
-(cd "$out" && exec timeout 60 fio --name=p --filename="$ns" --direct=1 \
-	--ioengine=libaio --rw=randwrite --bs=4k --iodepth=8 --size=8m \
-	--verify=crc32c --verify_fatal=1 --rate_iops=500 \
-	--output-format=json --output="$out/fio-p.json") >"$out/fio-p.err" 2>&1 &
-fio_pid=$!
+fio_bg p "$ns" --rw=randwrite --bs=4k --iodepth=8 --size=8m \
+	--verify=crc32c --verify_fatal=1 --rate_iops=500
 sleep 2
 check "port 1 removed under I/O" del_port 1
 check "host controller leaves live (reconnecting)" wait_not_live 10
 sleep 2
 check "port 1 back" add_port 1 198.18.0.1
 check "host reconnected (live)" wait_state live 30
-rc=0
-wait "$fio_pid" || rc=$?
-fio_pid=
-if [ $rc = 0 ] && fio_ok "$out/fio-p.json" 8192 8192 >"$out/fio.sum" 2>&1; then
-	ok "fio across the port's loss completed and verified ($(cat "$out/fio.sum"))"
-else
-	sed 's/^/# /' "$out/fio-p.err" "$out/fio.sum" | head -20
-	nok "fio across the port's loss completed and verified (exit $rc)"
-fi
+fio_bg_ok "fio across the port's loss completed and verified" p 8192 8192
 disconnect "shca0 after the reconnect"
 
 # --- shca0 to shca1.

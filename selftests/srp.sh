@@ -20,7 +20,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=$(mktemp -d)
 port=0 tmo=60
 disk_bytes=$((32 * 1024 * 1024))
-fio_pid=
 # shellcheck source=selftests/lib/tools.sh
 . "$here/lib/tools.sh"
 # shellcheck source=selftests/lib/srp.sh
@@ -37,16 +36,6 @@ cleanup() {
 	rm -rf "$out"
 }
 trap cleanup EXIT
-
-# fio_bg NAME ARGS...: fio in the background on $disk, JSON in $out/NAME.json.
-fio_bg() {
-	local name=$1
-	shift
-	(cd "$out" && exec timeout 120 fio --name="$name" --filename="$disk" \
-		--direct=1 --ioengine=libaio --output-format=json \
-		--output="$out/$name.json" "$@") >"$out/$name.err" 2>&1 &
-	fio_pid=$!
-}
 
 echo "TAP version 13"
 check "modprobe ib_srp, LIO with ib_srpt on rdma_cm port $srp_cm_port, a RAM disk" eval \
@@ -66,12 +55,7 @@ tx1=$(port_bytes shca0 tx_bytes)
 check "shca0: its port sent what fio moved (>= 66 MiB)" eval \
 	"echo \$(($tx1 - $tx0)) bytes; [ \$(($tx1 - $tx0)) -ge $((66 << 20)) ]"
 
-fio_bg k --rw=randrw --bs=4k --iodepth=32 --time_based --runtime=30
-sleep 3
-check "shca0: fio alive mid-I/O" kill -0 "$fio_pid"
-kill -9 "$fio_pid"
-{ wait "$fio_pid"; } 2>/dev/null	# bash's "Killed" line is no TAP
-fio_pid=
+fio_kill_mid shca0 "$disk"
 srp_logout "shca0 after kill -9 of fio" shca0
 
 # The target port disabled under I/O: ib_srpt closes its channels, the
@@ -81,7 +65,7 @@ srp_logout "shca0 after kill -9 of fio" shca0
 # Debian's 6.1 ib_srpt warns on every channel release in it, on rxe as
 # well; Documentation/srp.md.)
 srp_login "shca0 again" shca0 198.18.0.1 "$guid" 2
-fio_bg p --rw=randwrite --bs=4k --iodepth=8 --size=8m --verify=crc32c \
+fio_bg p "$disk" --rw=randwrite --bs=4k --iodepth=8 --size=8m --verify=crc32c \
 	--verify_fatal=1 --rate_iops=500
 sleep 2
 check "target port disabled under I/O" eval "echo 0 >$(srpt_tpg shca0)/enable"
@@ -89,15 +73,7 @@ check "the remote port leaves running" rport_leaves running 20
 sleep 2
 check "target port enabled again" eval "echo 1 >$(srpt_tpg shca0)/enable"
 check "ib_srp reconnected (running)" rport_state running 30
-rc=0
-wait "$fio_pid" || rc=$?
-fio_pid=
-if [ $rc = 0 ] && fio_ok "$out/p.json" 8192 8192 >"$out/fio.sum" 2>&1; then
-	ok "fio across the channels' loss completed and verified ($(cat "$out/fio.sum"))"
-else
-	sed 's/^/# /' "$out/p.err" "$out/fio.sum" | head -20
-	nok "fio across the channels' loss completed and verified (exit $rc)"
-fi
+fio_bg_ok "fio across the channels' loss completed and verified" p 8192 8192
 srp_logout "shca0 after the reconnect" shca0
 
 

@@ -1,7 +1,9 @@
 # shellcheck shell=bash
 # fio helpers of the block-storage suites (NVMe-oF, iSER and their bed (b)
 # versions): TAP rows (tools.sh's ok and nok) for fio runs checked from
-# their JSON. The caller sets out (a scratch directory).
+# their JSON, and fio in the background for the failure cases (fio_pid,
+# which the caller's EXIT trap kills). The caller sets out (a scratch
+# directory).
 # shellcheck disable=SC2154 # out: the caller's
 
 # fio_ok JSON MIN_READ_KIB MIN_WRITE_KIB: every job ended with error 0,
@@ -54,4 +56,41 @@ verify_set() { # LABEL DEV
 		--rw=read --bs=128k --iodepth=8 --size=16m
 	run_fio "$l: random 4 KiB read, iodepth 32" "$d" 4096 0 \
 		--rw=randread --bs=4k --iodepth=32 --size=4m
+}
+
+# fio_bg NAME DEV ARGS...: fio in the background on DEV (fio_pid), its
+# JSON in $out/NAME.json, stderr in $out/NAME.err.
+fio_pid=
+fio_bg() {
+	local name=$1 dev=$2
+	shift 2
+	(cd "$out" && exec timeout 120 fio --name="$name" --filename="$dev" \
+		--direct=1 --ioengine=libaio --output-format=json \
+		--output="$out/$name.json" "$@") >"$out/$name.err" 2>&1 &
+	fio_pid=$!
+}
+
+# fio_bg_ok LABEL NAME MIN_R MIN_W: the fio_bg run NAME ended, exit 0, and
+# its JSON passes fio_ok.
+fio_bg_ok() {
+	local rc=0
+	wait "$fio_pid" || rc=$?
+	fio_pid=
+	if [ $rc = 0 ] && fio_ok "$out/$2.json" "$3" "$4" >"$out/fio.sum" 2>&1; then
+		ok "$1 ($(cat "$out/fio.sum"))"
+	else
+		sed 's/^/# /' "$out/$2.err" "$out/fio.sum" 2>/dev/null | head -20
+		nok "$1 (exit $rc)"
+	fi
+}
+
+# fio_kill_mid LABEL DEV: random 4 KiB I/O at iodepth 32 on DEV, alive
+# after 3 s (a row), then killed with SIGKILL mid-I/O.
+fio_kill_mid() {
+	fio_bg k "$2" --rw=randrw --bs=4k --iodepth=32 --time_based --runtime=30
+	sleep 3
+	check "$1: fio alive mid-I/O" kill -0 "$fio_pid"
+	kill -9 "$fio_pid"
+	{ wait "$fio_pid"; } 2>/dev/null	# bash's "Killed" line is no TAP
+	fio_pid=
 }
