@@ -3,13 +3,19 @@
 # ports, judged by tools nobody here wrote (design.md §8, §11): rping
 # (-V: it validates every ping; -v: we count the pings both sides print),
 # ucmatose (RC over rdma_cm), udaddy (UD over rdma_cm), rdma_server /
-# rdma_client (librdmacm's rdma_verbs), rstream (rsockets, -T v: it
-# verifies the data), perftest's ib_send_lat and ib_write_bw with -R
-# (connection through rdma_cm), each
+# rdma_client (librdmacm's rdma_verbs), rstream and riostream (rsockets
+# and their RDMA-mapped I/O, -T v: they verify the data), cmtime (50
+# connections set up and torn down, each step timed), perftest's
+# ib_send_lat and ib_write_bw with -R (connection through rdma_cm), each
 # between two processes on shca0 and between shca0 and shca1 (created on
 # veth1 here, deleted at the end). Addresses: 198.18.0.1 (shca0),
 # 198.18.0.2 (shca1). An rping connection whose client or server is
-# killed (-9) leaves no cm_id, QP, CQ, MR, PD or context behind.
+# killed (-9) leaves no cm_id, QP, CQ, MR, PD or context behind. On shca0
+# only (the tools take no source address): rcopy (a 3 MB file over
+# rsockets, compared byte for byte) and rdma_xserver / rdma_xclient, RC
+# and XRC (librdmacm's XRC example: rdma_rxe has no XRC). udpong (rsocket
+# datagrams) is not here: it fails with ENOENT from rconnect on rdma_rxe
+# as on softhca (rdma-core 44).
 # perftest -R and rdma_server/rdma_client (rdma_client takes no source
 # address) between shca0 and shca1 run with veth1 in a network
 # namespace of its own, shca1 made again on it there, the server inside:
@@ -32,6 +38,7 @@ added_shca1=0
 link_type=${SOFTHCA_RC_LINK_TYPE:-softhca}
 ns=softhca-ns1 in_ns=0
 cm_race=''
+cm_kill_srv=''
 # shellcheck source=selftests/lib/tools.sh
 . "$here/lib/tools.sh"
 
@@ -79,6 +86,54 @@ check_end() {
 	echo "end 0"
 }
 
+# check_xend C S: rdma_xclient / rdma_xserver's last line.
+check_xend() {
+	grep -q '^rdma_xclient: end 0$' "$1" || return 1
+	grep -q '^rdma_xserver: end 0$' "$2" || return 1
+	echo "end 0"
+}
+
+# check_cmtime C S: the client's table has every step, each with its
+# total in ms.
+check_cmtime() {
+	local step
+	for step in "create id" "resolve addr" "resolve route" "create qp" \
+		    connect disconnect destroy; do
+		grep -Eq "^$step *: +[0-9.]+ " "$1" || { echo "no step $step"; return 1; }
+	done
+	grep -E '^connect *:' "$1" | tr -s ' '
+}
+
+# rcopy_row: rcopy's server (it serves until killed) on shca0, a client
+# copying a 3 MB random file to it; the copy must equal the file.
+rcopy_row() {
+	local spid c
+	port=$((port + 1))
+	head -c 3000000 /dev/urandom >"$out/rcopy.src"
+	rm -f "$out/rcopy.dst"
+	timeout -k 5 "$tmo" rcopy -p "$port" >"$out/srv" 2>&1 &
+	spid=$!
+	server_ready "listen $port" || echo "# rcopy: server not ready"
+	timeout -k 5 "$tmo" rcopy "$out/rcopy.src" "198.18.0.1:$out/rcopy.dst" \
+		-p "$port" >"$out/cli" 2>&1
+	c=$?
+	# The server writes the file; its "done" comes after the client's.
+	for _ in $(seq 100); do
+		grep -q 'closing...done' "$out/srv" && break
+		sleep 0.05
+	done
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	if [ "$c" = 0 ] && cmp -s "$out/rcopy.src" "$out/rcopy.dst"; then
+		ok "rcopy shca0: 3000000 bytes, the copy equals the file"
+	else
+		echo "# rcopy: client exit $c"
+		sed 's/^/# client: /' "$out/cli" | tail -n 5
+		sed 's/^/# server: /' "$out/srv" | tail -n 5
+		nok "rcopy shca0: 3000000 bytes, the copy equals the file"
+	fi
+}
+
 # check_rstream SIZE COUNT C S: the result line "name bytes xfers iters
 # total time Gb/sec usec/xfer": COUNT transfers of SIZE, on both sides.
 check_rstream() {
@@ -114,6 +169,7 @@ server_ready() {
 # way); the client starts when the server is ready (server_ready READY).
 # A client that fails with $cm_race (a pattern, if set) in its output
 # lost a race of the tool's own: both run again, up to three times.
+# With $cm_kill_srv set, the server is killed once the client is done.
 # tools.sh's checks of a client (check_lat, check_bw) get the server's
 # output as an extra argument, which they ignore.
 run_cm() {
@@ -136,8 +192,15 @@ run_cm() {
 			wait "$spid"
 			continue
 		fi
-		wait "$spid"
-		s=$?
+		# A server that serves until killed ($cm_kill_srv): ended here,
+		# its status 0 if it was still up.
+		if [ -n "$cm_kill_srv" ] && kill "$spid" 2>/dev/null; then
+			wait "$spid"
+			s=0
+		else
+			wait "$spid"
+			s=$?
+		fi
 		break
 	done
 	t=$(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)")
@@ -291,11 +354,11 @@ fi
 # SOFTHCA_RC_LINK_TYPE=rxe: the same over rdma_rxe, to check the script.
 shca1_gids || exit 1
 
-per_topo=6
+per_topo=8
 # The GSI QPs (2), the tools on both topologies, perftest on both (2
-# each), nothing left after the netns pair (1) and after all (1), the
-# two kills (2).
-echo "1..$((2 + 2 * per_topo + 2 * 2 + 1 + 1 + 2))"
+# each), rcopy and the two rdma_xclient rows on shca0 (3), nothing left
+# after the netns pair (1) and after all (1), the two kills (2).
+echo "1..$((2 + 2 * per_topo + 2 * 2 + 3 + 1 + 1 + 2))"
 
 # topology: label server-dev server-addr server-gid client-dev client-addr client-gid
 topos=("shca0 shca0 198.18.0.1 $g0 shca0 198.18.0.1 $g0"
@@ -334,6 +397,27 @@ for t in "${topos[@]}"; do
 	run_cm "rstream -T v $label 100 x 4096" "check_rstream 4096 100" "listen $port" \
 		rstream -b "$sa" -p "$port" -T v -C 100 -S 4096 -- \
 		rstream -s "$sa" "${rs_bind[@]}" -p "$port" -T v -C 100 -S 4096
+	port=$((port + 1))
+	run_cm "riostream -T v $label 100 x 4096" "check_rstream 4096 100" "listen $port" \
+		riostream -b "$sa" -p "$port" -T v -C 100 -S 4096 -- \
+		riostream -s "$sa" "${rs_bind[@]}" -p "$port" -T v -C 100 -S 4096
+	port=$((port + 1))
+	cm_kill_srv=1 run_cm "cmtime $label 50 connections" check_cmtime "listen $port" \
+		cmtime -b "$sa" -p "$port" -c 50 -- \
+		cmtime -s "$sa" -b "$ca" -p "$port" -c 50
+	if [ "$label" = shca0 ]; then
+		rcopy_row
+		for x in r x; do
+			if [ "$x" = x ] && [ "$link_type" != softhca ]; then
+				ok "rdma_xserver/rdma_xclient -c x $label # SKIP rdma_rxe has no XRC"
+				continue
+			fi
+			port=$((port + 1))
+			run_cm "rdma_xserver/rdma_xclient -c $x $label" check_xend "listen $port" \
+				rdma_xserver -p "$port" -c "$x" -- \
+				rdma_xclient -s "$sa" -p "$port" -c "$x"
+		done
+	fi
 	if [ "$label" = shca0 ]; then
 		perftest_rows "$label"
 	elif [ "$link_type" != softhca ]; then
