@@ -11,7 +11,9 @@
 # each between two processes on shca0 and between shca0 and shca1 (created
 # on veth1 here, deleted at the end). Server and client meet over TCP on
 # 127.0.0.1. A lost event hangs a tool: each run is killed after
-# SOFTHCA_EVENTS_TIMEOUT seconds (default 120) and fails.
+# SOFTHCA_EVENTS_TIMEOUT seconds (default 120) and fails. Last, the async
+# events as ibv_asyncwatch prints them: veth0 down and up, then an address
+# added to it, give shca0's PORT_ERR, PORT_ACTIVE and GID_CHANGE in order.
 #
 # Iterations: ibv_rc_pingpong -n SOFTHCA_EVENTS_N (default 1000) up to
 # 64 KiB and 100 at 1 MiB; perftest -n SOFTHCA_PERFTEST_N (default 1000).
@@ -30,6 +32,7 @@ accept_local=$(cat /proc/sys/net/ipv4/conf/all/accept_local)
 cleanup() {
 	jobs -p | xargs -r kill -9 2>/dev/null
 	[ "$added_shca1" = 1 ] && rdma link del shca1
+	ip addr del 198.18.9.1/24 dev veth0 2>/dev/null
 	echo "$accept_local" >/proc/sys/net/ipv4/conf/all/accept_local
 	rm -rf "$out"
 }
@@ -44,7 +47,7 @@ shca1_gids || exit 1
 
 pp_sizes=(1 64 4096 65536 1048576)
 pt_tests=(ib_send_lat ib_read_lat ib_atomic_lat)
-echo "1..$(( 2 * ${#pp_sizes[@]} + 2 * ${#pt_tests[@]} ))"
+echo "1..$(( 2 * ${#pp_sizes[@]} + 2 * ${#pt_tests[@]} + 1 ))"
 
 # topology: label server-dev server-gid client-dev client-gid
 topos=("shca0 shca0 $g0 shca0 $g0" "shca0-shca1 shca1 $g1 shca0 $g0")
@@ -71,4 +74,42 @@ for t in "${topos[@]}"; do
 			"$p" -e -d "$cd" -x "$cg" -n "$pt_n" -F
 	done
 done
+
+# asyncwatch_events: the event lines ibv_asyncwatch printed, one word each
+asyncwatch_events() {
+	sed -n 's/^ *event_type IBV_EVENT_\([A-Z_]*\) .*, port 1$/\1/p' "$out/aw" | xargs
+}
+
+# port_active DEV: its port 1 ACTIVE again (5 s at most)
+port_active() {
+	for _ in $(seq 100); do
+		rdma link show "$1/1" | grep -q 'state ACTIVE ' && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+want="PORT_ERR PORT_ACTIVE GID_CHANGE"
+stdbuf -oL ibv_asyncwatch -d shca0 >"$out/aw" 2>&1 &
+aw=$!
+for _ in $(seq 100); do
+	grep -q 'async event FD' "$out/aw" && break
+	sleep 0.05
+done
+ip link set veth0 down && ip link set veth0 up && port_active shca0 &&
+	ip addr add 198.18.9.1/24 dev veth0
+for _ in $(seq 100); do
+	[ "$(asyncwatch_events)" = "$want" ] && break
+	sleep 0.05
+done
+kill "$aw"
+wait "$aw" 2>/dev/null
+ip addr del 198.18.9.1/24 dev veth0
+got=$(asyncwatch_events)
+if [ "$got" = "$want" ]; then
+	ok "ibv_asyncwatch shca0: $want"
+else
+	sed 's/^/# /' "$out/aw"
+	nok "ibv_asyncwatch shca0: $want (got: $got)"
+fi
 exit $failed
