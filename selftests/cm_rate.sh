@@ -14,9 +14,8 @@ tmo=${SOFTHCA_CM_TIMEOUT:-120}
 addr=198.18.0.1
 port=19900
 out=$(mktemp -d)
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n $*"; }
-nok() { n=$((n + 1)); failed=1; echo "not ok $n $*"; }
+# shellcheck source=selftests/lib/tools.sh
+. "$here/lib/tools.sh"
 trap 'jobs -p | xargs -r kill -9 2>/dev/null; rm -rf "$out"' EXIT
 
 # wait_ready FILE PID: the server printed that it listens (10 s at most)

@@ -10,16 +10,9 @@ set -u
 ko=${SOFTHCA_KO:-./softhca.ko}
 dev=shca0
 dbg=/sys/kernel/debug/softhca/$dev
-out=${TMPDIR:-/tmp}/eq.$$
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n $*"; }
-nok() { n=$((n + 1)); failed=1; echo "not ok $n $*"; }
+# shellcheck source=selftests/lib/tools.sh
+. "$(dirname "$0")/lib/tools.sh"
 skip() { n=$((n + 1)); echo "ok $n $* # SKIP"; }
-check() { # check "name" cmd...
-	local name=$1; shift
-	if "$@" >"$out" 2>&1; then ok "$name"; else
-		sed 's/^/# /' "$out"; nok "$name"; fi
-}
 
 # eqfield EQN KEY: a key=value of the EQ's line in the eqs file.
 eqfield() {
@@ -200,7 +193,7 @@ fi
 # Every fourth round instead unloads with the vectors disabled and full EQs.
 eqns_of() { sed -n 's/^eqn=\([0-9]*\) .*/\1/p' "/sys/kernel/debug/softhca/$1/eqs"; }
 storm_round() {
-	local round=$1 d eqn pids= irq tries=0 f stop flap
+	local round=$1 d eqn pids='' irq tries=0 f stop flap
 	grep -q '^softhca ' /proc/modules || insmod "$ko" || return 1
 	[ -e /sys/class/infiniband/$dev ] ||
 		rdma link add $dev type softhca netdev veth0 || return 1
@@ -280,5 +273,4 @@ port_active() {
 }
 check "veth1 up, $dev's port ACTIVE again" port_active
 
-rm -f "$out"
 exit $failed

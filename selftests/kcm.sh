@@ -28,12 +28,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-check() { # check "name" cmd...
-	local name=$1; shift
-	if "$@" >"$out/log" 2>&1; then ok "$name"; else
-		sed 's/^/# /' "$out/log"; nok "$name"; fi
-}
-
 # The module's lines of run TAG, as TAP: "ok NAME", "FAIL NAME" (after
 # a "# why" line), anything else a comment.
 module_lines() {

@@ -17,18 +17,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 ko=${SOFTHCA_KFRWR_KO:-$here/../tests/kmod/softhca_kfrwr.ko}
 checks=${SOFTHCA_KFRWR_CHECKS:-50}
 par=/sys/module/softhca_kfrwr/parameters
-out=${TMPDIR:-/tmp}/kfrwr.$$
 had_shca0=0
 failed=0
 # shellcheck source=selftests/lib/tools.sh
 . "$here/lib/tools.sh"
 # shellcheck source=selftests/lib/wire_bed.sh
 . "$here/lib/wire_bed.sh"
-check() { # check "name" cmd...
-	local name=$1; shift
-	if "$@" >"$out" 2>&1; then ok "$name"; else
-		sed 's/^/# /' "$out"; nok "$name"; fi
-}
 res() {
 	rdma resource show shca0 | tr ' ' '\n' |
 		awk -v t="$1" 'prev == t { print; exit } { prev = $0 }'
@@ -55,7 +49,7 @@ run_kfrwr() {
 		bash -c "! dmesg | tail -n +$((mark + 1)) | grep 'softhca_kfrwr: FAIL'"
 }
 
-trap 'wire_bed_restore; rm -f "$out"' EXIT
+trap wire_bed_restore EXIT
 echo "TAP version 13"
 echo "1..12"
 ip link set veth0 up

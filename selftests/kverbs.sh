@@ -15,15 +15,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 ko=${SOFTHCA_KTEST_KO:-$here/../tests/kmod/softhca_ktest.ko}
 dev=shca0
 par=/sys/module/softhca_ktest/parameters
-out=${TMPDIR:-/tmp}/kverbs.$$
-n=0
-ok() { n=$((n + 1)); echo "ok $n $*"; }
-nok() { n=$((n + 1)); echo "not ok $n $*"; }
-check() { # check "name" cmd...
-	local name=$1; shift
-	if "$@" >"$out" 2>&1; then ok "$name"; else
-		sed 's/^/# /' "$out"; nok "$name"; fi
-}
+# shellcheck source=selftests/lib/tools.sh
+. "$here/lib/tools.sh"
 # res TYPE: the device's count of TYPE in `rdma resource show`.
 res() {
 	rdma resource show "$dev" | tr ' ' '\n' |
@@ -49,7 +42,8 @@ check "no check failed (failed=$(cat $par/failed 2>&1))" \
 check "every check ran and passed (passed=$(cat $par/passed 2>&1))" \
 	test "$(cat $par/passed 2>&1)" = "${SOFTHCA_KTEST_CHECKS:-335}"
 counts_back() {
-	local now="$(res qp) $(res cq) $(res pd) $(res mr)"
+	local now
+	now="$(res qp) $(res cq) $(res pd) $(res mr)"
 	echo "before: $before_qp $before_cq $before_pd $before_mr now: $now"
 	[[ $now =~ ^[0-9]+\ [0-9]+\ [0-9]+\ [0-9]+$ ]] &&
 		[ "$now" = "$before_qp $before_cq $before_pd $before_mr" ]
@@ -58,4 +52,4 @@ check "no QP, CQ, PD or MR of the test is left on $dev" counts_back
 check "rmmod softhca_ktest" rmmod softhca_ktest
 check "no softhca_ktest FAIL line in dmesg" \
 	bash -c "! dmesg | tail -n +$((mark + 1)) | grep 'softhca_ktest: FAIL'"
-rm -f "$out"
+exit $failed

@@ -4,16 +4,10 @@
 # Runs in the VM as root with shca0 on veth0; leaves that state behind.
 set -u
 ko=${SOFTHCA_KO:-./softhca.ko}
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n $*"; }
-nok() { n=$((n + 1)); failed=1; echo "not ok $n $*"; }
-check() { # check "name" cmd...
-	local name=$1; shift
-	if "$@" >/tmp/module.out 2>&1; then ok "$name"; else
-		sed 's/^/# /' /tmp/module.out; nok "$name"; fi
-}
+# shellcheck source=selftests/lib/tools.sh
+. "$(dirname "$0")/lib/tools.sh"
 loaded() { grep -q '^softhca ' /proc/modules; }
-no_dev() { ! ls /sys/class/infiniband/ 2>/dev/null | grep -q '^shca'; }
+no_dev() { ! compgen -G '/sys/class/infiniband/shca*' >/dev/null; }
 
 echo "TAP version 13"
 echo "1..19"

@@ -43,12 +43,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-check() { # check "name" cmd...
-	local name=$1; shift
-	if "$@" >"$out/log" 2>&1; then ok "$name"; else
-		sed 's/^/# /' "$out/log" | head -n 30; nok "$name"; fi
-}
-
 # shellcheck source=selftests/lib/nfs.sh
 . "$here/lib/nfs.sh"
 

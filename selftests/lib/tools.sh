@@ -1,23 +1,24 @@
 # shellcheck shell=bash
 # Helpers for the TAP scripts that run stock tools (ibv_rc_pingpong,
-# perftest, the rdma_cm tools) between two processes, and for kcm.sh:
-# sourced, not run. The caller sets
-# $out (a scratch directory), $tmo (seconds per run) and $port (the last
-# TCP port used), and defines nothing else of these names.
+# perftest, the rdma_cm tools) between two processes, and the TAP rows
+# (ok, nok, check) of every shell suite: sourced, not run. The callers of
+# its runs set $out (a scratch directory), $tmo (seconds per run) and
+# $port (the last TCP port used); no caller defines these names again.
 n=0 failed=0
 
 ok() { n=$((n + 1)); echo "ok $n $*"; }
 nok() { n=$((n + 1)); failed=1; echo "not ok $n $*"; }
-# check NAME CMD...: one row, ok when CMD succeeds; else CMD's output
-# (kept in $out/log: the caller sets out) as diagnostics. Several suites
-# keep a check of their own, which takes the place of this one.
+# check NAME CMD...: one row, ok when CMD succeeds; else the first 30
+# lines of CMD's output as diagnostics.
 check() {
-	local name=$1
+	local name=$1 log
 	shift
-	if "$@" >"$out/log" 2>&1; then ok "$name"; else
-		sed 's/^/# /' "$out/log" | head -n 30
+	log=$(mktemp)
+	if "$@" >"$log" 2>&1; then ok "$name"; else
+		sed 's/^/# /' "$log" | head -n 30
 		nok "$name"
 	fi
+	rm -f "$log"
 }
 
 # gid_index DEV IPV4: index of the RoCE v2 GID ::ffff:IPV4 on port 1.
