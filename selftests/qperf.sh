@@ -55,25 +55,18 @@ qperf_figure() {
 	END { exit !found }' "$1"
 }
 
-# qperf_listening: the server's port listens (10 s at most). qperf's
-# server does not listen while it runs a test, and an RDS test's end
-# takes it a while: the next client would be refused.
-qperf_listening() {
-	for _ in $(seq 200); do
-		"${qpre[@]}" ss -Hltn "sport = :$qport" 2>/dev/null | grep -q . && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
-# qperf_server NS: a qperf server in NS ("-": the initial one), listening
+# qperf_server NS: a qperf server in NS ("-": the initial one), listening.
+# It does not listen while it runs a test, and an RDS test's end takes it
+# a while: each client waits for the port first (wait_port), or it would
+# be refused.
 qperf_server() {
-	qpre=()
-	[ "$1" = - ] || qpre=(ip netns exec "$1")
+	local pre=()
+	qns=$1
+	[ "$qns" = - ] || pre=(ip netns exec "$qns")
 	qport=$((qport + 1))
-	"${qpre[@]}" timeout -k 5 600 qperf -lp "$qport" >"$out/server" 2>&1 &
+	"${pre[@]}" timeout -k 5 600 qperf -lp "$qport" >"$out/server" 2>&1 &
 	qsrv=$!
-	qperf_listening
+	wait_port "$qport" "$qns"
 }
 
 # qperf_row LABEL CLI_NS ADDR DEV_NS DEV COUNTER MIN TEST: one qperf test
@@ -85,7 +78,7 @@ qperf_row() {
 	[ "$cns" = - ] || pre=(ip netns exec "$cns")
 	# RDS sockets need no rdma_cm of qperf's: rds_rdma makes its own.
 	case $t in rds_*) cm=() ;; esac
-	qperf_listening || echo "# $label $t: the server does not listen"
+	wait_port "$qport" "$qns" || echo "# $label $t: the server does not listen"
 	c0=$(counter "$dns" "$dev" "$cnt")
 	"${pre[@]}" timeout -k 5 "$tmo" qperf "$addr" -lp "$qport" "${cm[@]}" -t 1 -vvu "$t" \
 		>"$out/client" 2>&1 || rc=$?
