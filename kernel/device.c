@@ -198,10 +198,17 @@ static void shca_get_dev_fw_str(struct ib_device *ibdev, char *str)
 /*
  * Called by ib_register_device() once the device has its name, before any
  * client (uverbs) sees it: the EQs and their vectors, named after it.
+ * ib_core calls it again when the device moves to another network
+ * namespace (rdma_dev_change_netns(), every client removed and added
+ * again): the EQs stay, as the device and its name do.
  */
 static int shca_enable_driver(struct ib_device *ibdev)
 {
-	return shca_eqs_create(to_shca_dev(ibdev));
+	struct shca_dev *sdev = to_shca_dev(ibdev);
+
+	if (sdev->eqs)
+		return 0;
+	return shca_eqs_create(sdev);
 }
 
 /*
