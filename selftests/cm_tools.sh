@@ -13,7 +13,8 @@
 # killed (-9) leaves no cm_id, QP, CQ, MR, PD or context behind. On shca0
 # only (the tools take no source address): rcopy (a 3 MB file over
 # rsockets, compared byte for byte) and rdma_xserver / rdma_xclient, RC
-# and XRC (librdmacm's XRC example: rdma_rxe has no XRC). udpong (rsocket
+# and XRC (librdmacm's XRC example: rdma_rxe has no XRC). Over IPv6
+# (fd00::1 on veth0): rping, ucmatose and udaddy on shca0. udpong (rsocket
 # datagrams) is not here: it fails with ENOENT from rconnect on rdma_rxe
 # as on softhca (rdma-core 44).
 # perftest -R and rdma_server/rdma_client (rdma_client takes no source
@@ -356,9 +357,10 @@ shca1_gids || exit 1
 
 per_topo=8
 # The GSI QPs (2), the tools on both topologies, perftest on both (2
-# each), rcopy and the two rdma_xclient rows on shca0 (3), nothing left
-# after the netns pair (1) and after all (1), the two kills (2).
-echo "1..$((2 + 2 * per_topo + 2 * 2 + 3 + 1 + 1 + 2))"
+# each), rcopy and the two rdma_xclient rows on shca0 (3), IPv6 (3),
+# nothing left after the netns pair (1) and after all (1), the two kills
+# (2).
+echo "1..$((2 + 2 * per_topo + 2 * 2 + 3 + 3 + 1 + 1 + 2))"
 
 # topology: label server-dev server-addr server-gid client-dev client-addr client-gid
 topos=("shca0 shca0 198.18.0.1 $g0 shca0 198.18.0.1 $g0"
@@ -449,6 +451,23 @@ for t in "${topos[@]}"; do
 		shca1_home
 	fi
 done
+
+# rdma_cm over an IPv6 global address of veth0 (fd00::1, an IPv6 GID of
+# shca0): rping, ucmatose, udaddy between two processes on shca0.
+if ip -6 addr add fd00::1/64 dev veth0 nodad; then
+	port=$((port + 1))
+	run_cm "rping shca0 IPv6 -C 20 -S 100" "check_rping 20" "listen $port" \
+		rping -s -a fd00::1 -p "$port" -C 20 -S 100 -V -v -- \
+		rping -c -a fd00::1 -p "$port" -C 20 -S 100 -V -v
+	port=$((port + 1))
+	run_cm "ucmatose shca0 IPv6" check_status "listen $port" \
+		ucmatose -b fd00::1 -p "$port" -- ucmatose -s fd00::1 -p "$port"
+	run_cm "udaddy shca0 IPv6" check_status "listen 7174" \
+		udaddy -b fd00::1 -- udaddy -s fd00::1
+	ip -6 addr del fd00::1/64 dev veth0
+else
+	for row in rping ucmatose udaddy; do nok "$row shca0 IPv6: fd00::1 on veth0"; done
+fi
 
 # ib_mad's GSI QP on each port: QPN 1, up (RTS), the kernel's.
 for d in shca0 shca1; do

@@ -46,7 +46,7 @@ sizes=(1 4096 65536 1048576)
 perf=(ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw)
 uc_sizes=(1 4096)
 uc_perf=(ib_send_lat ib_write_lat)
-echo "1..$((2 * ${#sizes[@]} + 2 + 1 + 2 + 1 + 2 * ${#perf[@]} + 4 + 2 + 2 * ${#uc_sizes[@]} + 2 * ${#uc_perf[@]} + 2 + 1))"
+echo "1..$((2 * ${#sizes[@]} + 2 + 1 + 2 + 1 + 2 * ${#perf[@]} + 4 + 2 + 2 + 2 * ${#uc_sizes[@]} + 2 * ${#uc_perf[@]} + 2 + 1))"
 if ! wire_bed_far || ! wire_bed_rxe; then
 	nok "the bed: veth0 and shca9 in netns far, rxe0 on veth1, their GIDs"
 	exit 1
@@ -162,6 +162,17 @@ done
 
 rping_row "rping -v shca9 client -> rxe0 server" - far 198.18.0.2
 rping_row "rping -v rxe0 client -> shca9 server" far - 198.18.0.1
+# rdma_cm over IPv6 global addresses: the route, the GIDs and ib_cm's MADs
+# (in GRHs of IPv6 GIDs) of fd00::1 (veth0, shca9) and fd00::2 (rxe0).
+if ip -n far -6 addr add fd00::1/64 dev veth0 nodad &&
+   ip -6 addr add fd00::2/64 dev veth1 nodad; then
+	rping_row "rping -v over IPv6, shca9 client -> rxe0 server" - far fd00::2
+	rping_row "rping -v over IPv6, rxe0 client -> shca9 server" far - fd00::1
+else
+	nok "rping -v over IPv6, shca9 client -> rxe0 server: fd00::1, fd00::2"
+	nok "rping -v over IPv6, rxe0 client -> shca9 server: fd00::1, fd00::2"
+fi
+ip -6 addr del fd00::2/64 dev veth1 2>/dev/null
 
 # Jumbo frames, as RoCE fabrics run: at MTU 9000 both devices' active MTU
 # is 4096, and a 64 KiB message is 16 packets. check_jumbo: the pingpong's

@@ -164,7 +164,7 @@ xrun() {
 }
 
 # rping_row LABEL SRV_NS CLI_NS SRV_ADDR: rdma_cm's handshake, then 50 pings
-# of 1000 bytes rping verifies; NS "-" is the initial one. The caller sets
+# of 1000 bytes rping verifies (-V); NS "-" is the initial one. The caller sets
 # port (the last TCP port used) and out.
 # shellcheck disable=SC2154
 rping_row() {
@@ -172,10 +172,10 @@ rping_row() {
 	[ "$2" = - ] || spre=(ip netns exec "$2")
 	[ "$3" = - ] || cpre=(ip netns exec "$3")
 	port=$((port + 1))
-	timeout -k 5 120 "${spre[@]}" rping -s -a "$4" -p "$port" -C 50 -v -S 1000 >"$out/rs" 2>&1 &
+	timeout -k 5 120 "${spre[@]}" rping -s -a "$4" -p "$port" -C 50 -v -V -S 1000 >"$out/rs" 2>&1 &
 	rsp=$!
 	for _ in $(seq 200); do rdma res show cm_id 2>/dev/null | grep -q LISTEN && break; sleep 0.05; done
-	timeout -k 5 120 "${cpre[@]}" rping -c -a "$4" -p "$port" -C 50 -v -S 1000 >"$out/rc" 2>&1
+	timeout -k 5 120 "${cpre[@]}" rping -c -a "$4" -p "$port" -C 50 -v -V -S 1000 >"$out/rc" 2>&1
 	c=$?
 	wait "$rsp"
 	s=$?
