@@ -465,19 +465,45 @@ static void qp_reset_queues(struct softhca_qp *qp)
 	softhca_unlock(&qp->sq.lock);
 }
 
+/*
+ * The states in which work may be posted, as mlx5 keeps them: a QP in
+ * RESET takes no WR, one in INIT or RTR no send (IB C10-22, C10-25,
+ * C10-29); the post returns EINVAL. Receives are allowed from INIT on,
+ * sends from RTS on, both until the next RESET. A QP the HCA moved to
+ * ERR still takes WRs, which flush.
+ */
+static void qp_note_state(struct softhca_qp *qp, enum ibv_qp_state state)
+{
+	switch (state) {
+	case IBV_QPS_RESET:
+		__atomic_store_n(&qp->sq.post_ok, false, __ATOMIC_RELAXED);
+		__atomic_store_n(&qp->rq.post_ok, false, __ATOMIC_RELAXED);
+		break;
+	case IBV_QPS_INIT:
+		__atomic_store_n(&qp->rq.post_ok, true, __ATOMIC_RELAXED);
+		break;
+	case IBV_QPS_RTS:
+		__atomic_store_n(&qp->sq.post_ok, true, __ATOMIC_RELAXED);
+		break;
+	default:
+		break;
+	}
+}
+
 int softhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		      int attr_mask)
 {
+	struct softhca_qp *qp = to_sqp(ibqp);
 	struct ibv_modify_qp cmd;
 	int ret;
 
 	memset(&cmd, 0, sizeof(cmd));
 	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
-	if (ret)
+	if (ret || !(attr_mask & IBV_QP_STATE) || qp->xrc_tgt)
 		return ret;
-	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET &&
-	    !to_sqp(ibqp)->xrc_tgt)
-		qp_reset_queues(to_sqp(ibqp));
+	if (attr->qp_state == IBV_QPS_RESET)
+		qp_reset_queues(qp);
+	qp_note_state(qp, attr->qp_state);
 	return 0;
 }
 

@@ -44,7 +44,7 @@ int softhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	int err = 0;
 
 	/* XRC QPs receive through an SRQ only: no RQ, no receive CQ. */
-	if (!ibqp->recv_cq) {
+	if (!ibqp->recv_cq || !__atomic_load_n(&rq->post_ok, __ATOMIC_RELAXED)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

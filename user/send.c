@@ -102,7 +102,13 @@ int softhca_bind_desc(const struct ibv_mw_bind_info *info, uint32_t rkey,
 {
 	unsigned int acc = info->mw_access_flags;
 
-	if (acc & ~(SOFTHCA_MW_RIGHTS | IBV_ACCESS_ZERO_BASED))
+	/*
+	 * Local write is taken and means nothing for a window, which is
+	 * reached by its rkey only (mlx5 takes it too; rdma-core's tests
+	 * bind with it).
+	 */
+	if (acc & ~(SOFTHCA_MW_RIGHTS | IBV_ACCESS_ZERO_BASED |
+		    IBV_ACCESS_LOCAL_WRITE))
 		return EINVAL;
 	if (!info->mr && info->length)
 		return EINVAL;
@@ -299,7 +305,7 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	int err = 0;
 
 	/* An XRC target has no send queue (nor the CQ its check locks). */
-	if (qp->xrc_tgt) {
+	if (qp->xrc_tgt || !__atomic_load_n(&sq->post_ok, __ATOMIC_RELAXED)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

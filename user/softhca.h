@@ -230,6 +230,8 @@ struct softhca_sq {
 	uint32_t wqebb_cnt;		/* power of two */
 	uint32_t max_post;		/* WRs the SQ holds */
 	uint32_t max_gs;		/* max_send_sge granted */
+	/* RTS reached since the last RESET: sends may be posted (IB C10-25, C10-29) */
+	bool post_ok;
 	uint32_t cur_post;		/* under lock */
 	/* head under lock; tail written by poll_cq under the CQ lock */
 	struct softhca_wq_wrs wrs;
@@ -242,6 +244,8 @@ struct softhca_rq {
 	uint32_t wqe_cnt;		/* power of two, or 0: no RQ */
 	uint32_t wqe_shift;		/* log2 of the stride */
 	uint32_t max_gs;		/* data segments per WQE */
+	/* INIT reached since the last RESET: receives may be posted (IB C10-22) */
+	bool post_ok;
 	/* head under lock; tail written by poll_cq under the CQ lock */
 	struct softhca_wq_wrs wrs;
 };

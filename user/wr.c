@@ -380,6 +380,9 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	if (b->pending && !b->err)
 		batch_build(qp);	/* the last WR had no data */
 	err = b->err;
+	/* The QP's state counts when the batch is rung, as on mlx5. */
+	if (!err && !__atomic_load_n(&qp->sq.post_ok, __ATOMIC_RELAXED))
+		err = EINVAL;
 	nreq = err ? 0 : b->nreq;
 	if (err)
 		qp->sq.cur_post = b->cur_post_rb;
