@@ -163,21 +163,58 @@ err_free:
 }
 
 /*
- * ibv_rereg_mr: a new MR (new keys) on what the flags change and what the
- * old one had for the rest; ib_core puts it in the old one's handle and
- * then deregisters the old one, whose keys die with it. If the new one
- * cannot be made the old one is left as it was. A PD ib_core found equal
- * to the old one has its flag cleared: nothing left to change is no-op.
+ * ibv_rereg_mr of the rights or the PD only, of an MR whose pages are
+ * pinned as the new rights need (writable if they write): MODIFY_MKEY,
+ * the keys kept, as mlx5 does it (rdma-core's tests use the old rkey
+ * after the change). ib_core then moves the MR to the new PD. -EAGAIN:
+ * the MR cannot be changed in place.
+ */
+static int shca_rereg_in_place(struct shca_mr *mr, int flags, int access,
+			       struct ib_pd *pd)
+{
+	struct shca_dev *sdev = to_shca_dev(mr->ibmr.device);
+	struct hca_cmd_modify_mkey_in in = { .mkey = mr->mkey };
+	int err;
+
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	if ((flags & IB_MR_REREG_TRANS) || mr->odp || !mr->umem ||
+	    (access & IB_ACCESS_ON_DEMAND) ||
+	    (ib_access_writable(access) && !mr->umem->writable))
+		return -EAGAIN;
+	err = shca_mr_check(sdev, mr->umem->address, mr->umem->length,
+			    mr->ibmr.iova, access, NULL);
+	if (err)
+		return err;
+	in.pdn = to_shca_pd(flags & IB_MR_REREG_PD ? pd : mr->ibmr.pd)->pdn;
+	in.access = shca_mr_access(access);
+	err = hca_exec(sdev->hca, HCA_CMD_MODIFY_MKEY, &in, sizeof(in), NULL, 0);
+	if (!err)
+		mr->access = access;
+	return err;
+}
+
+/*
+ * ibv_rereg_mr: in place when it can be (above), else a new MR (new keys)
+ * on what the flags change and what the old one had for the rest;
+ * ib_core puts it in the old one's handle and then deregisters the old
+ * one, whose keys die with it. If the new one cannot be made the old one
+ * is left as it was. A PD ib_core found equal to the old one has its flag
+ * cleared: nothing left to change is no-op.
  */
 struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 u64 length, u64 virt_addr, int access,
 				 struct ib_pd *pd, struct ib_udata *udata)
 {
 	struct shca_mr *old = to_shca_mr(ibmr);
+	int err;
 
 	if (!(flags & (IB_MR_REREG_TRANS | IB_MR_REREG_PD |
 		       IB_MR_REREG_ACCESS)))
 		return NULL;
+	err = shca_rereg_in_place(old, flags, access, pd);
+	if (err != -EAGAIN)
+		return err ? ERR_PTR(err) : NULL;
 	if (!(flags & IB_MR_REREG_TRANS) && old->odp) {
 		shca_odp_range(old, &start, &length);
 		virt_addr = ibmr->iova;

@@ -451,9 +451,14 @@ static int hca_qp_state(struct shca_dev *sdev, struct shca_qp *qp,
 			     out, sizeof(*out));
 }
 
+/*
+ * The rights a QP's access flags take; only the remote ones mean anything
+ * for a QP. ON_DEMAND is taken too, as mlx5 takes it: rdma-core's ODP
+ * tests give a QP the flags of their MRs.
+ */
 #define SHCA_QP_ACCESS	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
 			 IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_LOCAL_WRITE | \
-			 IB_ACCESS_MW_BIND)
+			 IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND)
 
 /* The primary path: RoCE v2, a GRH, a source GID of this port. */
 static int shca_qp_path(struct shca_dev *sdev, const struct rdma_ah_attr *ah,

@@ -508,7 +508,8 @@ TEST(bad_attrs)
 		{ 1ull << 40, 0, 0, 16, EOPNOTSUPP },		/* libibverbs */
 		{ 0, IBV_CQ_INIT_ATTR_MASK_PD, 0, 16, EINVAL },
 		{ 0, IBV_CQ_INIT_ATTR_MASK_FLAGS,
-		  IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN, 16, EINVAL },
+		  IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN, 16, EOPNOTSUPP },
+		{ 0, IBV_CQ_INIT_ATTR_MASK_FLAGS, 1u << 7, 16, EINVAL },
 		{ 0, 0, 0, 0, EINVAL },
 	};
 	struct ibv_context *ctx = open_dev("shca0");

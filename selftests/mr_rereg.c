@@ -7,8 +7,12 @@
  * - the call succeeds, the MR reports its new PD, address and length;
  * - WRITE and READ through the new rkey succeed, the bytes land at the
  *   new address (the old range is untouched) and read back exactly;
- * - the keys change, and the old rkey is dead: a WRITE with it fails with
- *   IBV_WC_REM_ACCESS_ERR and changes no byte;
+ * - with CHANGE_TRANSLATION the keys change, and the old rkey is dead: a
+ *   WRITE with it fails with IBV_WC_REM_ACCESS_ERR and changes no byte;
+ *   without it the MR changes in place and keeps its keys, as on mlx5
+ *   (rdma-core's own tests write through the rkey they had), unless its
+ *   pages were pinned read-only and the new rights write: then it is a
+ *   new MR with new keys;
  * - a rereg the kernel refuses (a range that is not mapped, remote write
  *   without local write, no flag) fails with IBV_REREG_MR_ERR_CMD and the
  *   MR keeps its keys and rights: a WRITE through it still succeeds.
@@ -136,7 +140,11 @@ TEST_F(rereg, every_flag_combination)
 		EXPECT_EQ(B->pd, m->pd);
 		EXPECT_EQ(cur, m->addr);
 		EXPECT_EQ(LEN, m->length);
-		EXPECT_NE(old_rkey, m->rkey) TH_LOG("%s", flag_names[f]);
+		if (trans) {
+			EXPECT_NE(old_rkey, m->rkey) TH_LOG("%s", flag_names[f]);
+		} else {
+			EXPECT_EQ(old_rkey, m->rkey) TH_LOG("%s: in place", flag_names[f]);
+		}
 
 		memset(A->buf, 0x5a, LEN);
 		st = a_rdma(&self->p, IBV_WR_RDMA_WRITE, 0, (uintptr_t)cur,
@@ -151,6 +159,23 @@ TEST_F(rereg, every_flag_combination)
 		ASSERT_EQ(IBV_WC_SUCCESS, st) TH_LOG("%s: read", flag_names[f]);
 		EXPECT_TRUE(all_bytes(A->buf + LEN, LEN, 0x5a));
 
+		/* B's QP reads it as a local SGE (local read stays implied). */
+		if (B->pd == m->pd) {
+			struct ibv_wc wc;
+
+			memset(A->buf, 0, 64);
+			ASSERT_EQ(0, rc_post_send(B->qp, IBV_WR_RDMA_WRITE, 9, cur,
+						  64, m->lkey, (uintptr_t)A->buf,
+						  A->mr->rkey, IBV_SEND_SIGNALED, 0));
+			ASSERT_EQ(1, rc_poll(B->scq, &wc, 1, EV_MS));
+			EXPECT_EQ(IBV_WC_SUCCESS, wc.status)
+				TH_LOG("%s: local read", flag_names[f]);
+			EXPECT_TRUE(all_bytes(A->buf, 64, 0x5a));
+		}
+		if (!trans) {
+			ASSERT_EQ(0, ibv_dereg_mr(m));
+			continue;
+		}
 		/* The old rkey is gone with the old MKey. */
 		memset(A->buf, 0x77, 64);
 		st = a_rdma(&self->p, IBV_WR_RDMA_WRITE, 0, (uintptr_t)old,
@@ -160,6 +185,33 @@ TEST_F(rereg, every_flag_combination)
 		ASSERT_EQ(0, recover(&self->p)) TH_LOG("%s", rc_err);
 		ASSERT_EQ(0, ibv_dereg_mr(m));
 	}
+}
+
+/*
+ * Pages pinned read-only (no right that writes) cannot take remote write in
+ * place: CHANGE_ACCESS makes a new MR, with new keys, and the old rkey dies.
+ */
+TEST_F(rereg, access_that_writes_read_only_pages_is_a_new_mr)
+{
+	uint8_t *buf = B->buf + OLD_OFF;
+	struct ibv_mr *m;
+	uint32_t old_rkey;
+
+	memset(buf, 0x11, LEN);
+	m = ibv_reg_mr(B->pd, buf, LEN, IBV_ACCESS_REMOTE_READ);
+	ASSERT_NE(NULL, m) TH_LOG("reg %s", strerror(errno));
+	old_rkey = m->rkey;
+	ASSERT_EQ(0, ibv_rereg_mr(m, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  RC_ACCESS_ALL)) TH_LOG("rereg %s", strerror(errno));
+	EXPECT_NE(old_rkey, m->rkey);
+	memset(A->buf, 0x5a, LEN);
+	ASSERT_EQ(IBV_WC_SUCCESS, a_rdma(&self->p, IBV_WR_RDMA_WRITE, 0,
+					 (uintptr_t)buf, m->rkey, LEN));
+	EXPECT_TRUE(all_bytes(buf, LEN, 0x5a));
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, a_rdma(&self->p, IBV_WR_RDMA_READ, LEN,
+						(uintptr_t)buf, old_rkey, 64));
+	ASSERT_EQ(0, recover(&self->p)) TH_LOG("%s", rc_err);
+	ASSERT_EQ(0, ibv_dereg_mr(m));
 }
 
 TEST_F(rereg, refused_leaves_the_mr_working)

@@ -693,15 +693,19 @@ TEST_F(qp, field_overflow_rejected)
 }
 
 /* Also softhca's (kernel.md): a 25-bit QPN, a wrong IB_QP_CUR_STATE,
- * access flags that are not remote rights.
+ * access flags that are not rights (ON_DEMAND is taken, as on mlx5).
  */
 TEST_F(qp, other_bad_attrs)
 {
 	struct ibv_qp_attr a;
 	int mask;
 
+	rc_init_attr(&a, &mask, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ZERO_BASED);
+	EXPECT_EQ(EINVAL, ibv_modify_qp(QP0, &a, mask)) TH_LOG("ZERO_BASED in qp_access_flags");
+	/* ...but ON_DEMAND is taken and ignored, as mlx5 does. */
 	rc_init_attr(&a, &mask, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ON_DEMAND);
-	EXPECT_EQ(EINVAL, ibv_modify_qp(QP0, &a, mask)) TH_LOG("ON_DEMAND in qp_access_flags");
+	EXPECT_EQ(0, ibv_modify_qp(QP0, &a, mask)) TH_LOG("ON_DEMAND in qp_access_flags");
+	ASSERT_EQ(0, to_state(QP0, IBV_QPS_RESET));
 	ASSERT_EQ(0, do_init(&self->p));
 	rc_rtr_attr(&self->p, 0, &a, &mask);
 	a.dest_qp_num = 1 << 24;

@@ -187,10 +187,18 @@ static int cq_ex_attr_check(struct ibv_context *ibctx,
 	    (!attr->parent_domain || attr->parent_domain->context != ibctx ||
 	     !to_spd(attr->parent_domain)->protection))
 		return EINVAL;
-	/* Overrun always puts the CQ in error. */
+	/*
+	 * Overrun always puts the CQ in error: IGNORE_OVERRUN, which mlx5
+	 * has, is a flag we know and lack (EOPNOTSUPP, as rdma-core's tests
+	 * want it); an unknown flag is EINVAL, as on mlx5.
+	 */
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
-	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))
+	    (attr->flags & ~(uint32_t)(IBV_CREATE_CQ_ATTR_SINGLE_THREADED |
+				       IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN)))
 		return EINVAL;
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN))
+		return EOPNOTSUPP;
 	if (attr->wc_flags & ~(uint64_t)SOFTHCA_CQ_EX_WC_FLAGS)
 		return EOPNOTSUPP;
 	return 0;

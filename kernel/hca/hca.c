@@ -328,6 +328,8 @@ static const struct hca_cmd hca_cmds[] = {
 		sizeof(struct hca_cmd_create_mkey_out)),
 	HCA_CMD(DESTROY_MKEY, hca_cmd_destroy_mkey,
 		sizeof(struct hca_cmd_destroy_mkey_in), 0),
+	HCA_CMD(MODIFY_MKEY, hca_cmd_modify_mkey,
+		sizeof(struct hca_cmd_modify_mkey_in), 0),
 	HCA_CMD(ODP_MAP, hca_cmd_odp_map,
 		sizeof(struct hca_cmd_odp_map_in), 0),
 	HCA_CMD(ODP_UNMAP, hca_cmd_odp_unmap,

@@ -39,6 +39,7 @@ enum hca_cmd_op {
 	HCA_CMD_CREATE_MKEY	= 0x200,
 	HCA_CMD_QUERY_MKEY	= 0x201,
 	HCA_CMD_DESTROY_MKEY	= 0x202,
+	HCA_CMD_MODIFY_MKEY	= 0x203,
 	HCA_CMD_CREATE_CQ	= 0x400,
 	HCA_CMD_DESTROY_CQ	= 0x401,
 	HCA_CMD_QUERY_CQ	= 0x402,
@@ -234,6 +235,19 @@ struct hca_cmd_create_mkey_out {
 
 struct hca_cmd_destroy_mkey_in {
 	u32 mkey;
+};
+
+/*
+ * MODIFY_MKEY: new rights and PD for an MKey of pinned memory (not a
+ * fast-registration MKey, a window or an ODP MKey), in place, its key
+ * kept: ibv_rereg_mr without a new translation, as mlx5's UMR does it.
+ * The engine's next check of the key sees them. -EBUSY while windows are
+ * bound to it, -EINVAL for any other kind of MKey or a key that is not.
+ */
+struct hca_cmd_modify_mkey_in {
+	u32 mkey;
+	u32 pdn;
+	u32 access;			/* HCA_ACCESS_* */
 };
 
 /*

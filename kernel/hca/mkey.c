@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softhca HCA model: memory keys (CREATE_MKEY, DESTROY_MKEY, QUERY_MKEY)
- * and the engine's access to the memory they describe. Fast registration
+ * softhca HCA model: memory keys (CREATE_MKEY, DESTROY_MKEY, QUERY_MKEY,
+ * MODIFY_MKEY) and the engine's access to the memory they describe. Fast registration
  * and invalidation of the MKeys that allow it are mkey_fast.c.
  *
  * A key is index << 8 | variant. The index comes from an xarray (1..max_mr,
@@ -228,6 +228,31 @@ int hca_cmd_destroy_mkey(struct hca *hca, const void *inbox, void *outbox)
 	return 0;
 }
 
+int hca_cmd_modify_mkey(struct hca *hca, const void *inbox, void *outbox)
+{
+	const struct hca_cmd_modify_mkey_in *in = inbox;
+	struct hca_mkey *mkey;
+	int err = 0;
+
+	if (!hca_pd_valid(hca, in->pdn) || (in->access & ~HCA_ACCESS_ALL))
+		return -EINVAL;
+	/* Under the lock windows bind (mkey_mw.c) and DESTROY_MKEY erases. */
+	xa_lock(&hca->mkeys);
+	mkey = xa_load(&hca->mkeys, in->mkey >> HCA_MKEY_INDEX_SHIFT);
+	if (!mkey || mkey->key != in->mkey || mkey->fast_reg ||
+	    mkey->mw_type || mkey->odp)
+		err = -EINVAL;
+	else if (atomic_read(&mkey->mw_bound))
+		err = -EBUSY;
+	if (!err) {
+		WRITE_ONCE(mkey->pdn, in->pdn);
+		/* Local read is implied, as CREATE_MKEY gives it. */
+		WRITE_ONCE(mkey->access, in->access | HCA_ACCESS_LOCAL_READ);
+	}
+	xa_unlock(&hca->mkeys);
+	return err;
+}
+
 int hca_cmd_query_mkey(struct hca *hca, const void *inbox, void *outbox)
 {
 	const struct hca_cmd_query_mkey_in *in = inbox;
@@ -321,7 +346,9 @@ int hca_mkey_check(const struct hca_mkey *mkey, u32 pdn, u32 access,
 	/* Acquire: REG_MR's fields before its VALID (release). */
 	if (unlikely(smp_load_acquire(&mkey->state) != HCA_MKEY_VALID))
 		return -EACCES;
-	if (mkey->pdn != (pdn & ~HCA_PDN_RLKEY) || (access & ~mkey->access))
+	/* READ_ONCE: MODIFY_MKEY may change them under a cached lookup. */
+	if (READ_ONCE(mkey->pdn) != (pdn & ~HCA_PDN_RLKEY) ||
+	    (access & ~READ_ONCE(mkey->access)))
 		return -EACCES;
 	if (va < mkey->iova || len > mkey->length ||
 	    va - mkey->iova > mkey->length - len)

@@ -746,6 +746,7 @@ int hca_cmd_query_qp(struct hca *hca, const void *inbox, void *outbox);
 int hca_cmd_set_roce_address(struct hca *hca, const void *inbox,
 			     void *outbox);
 int hca_cmd_query_mkey(struct hca *hca, const void *inbox, void *outbox);
+int hca_cmd_modify_mkey(struct hca *hca, const void *inbox, void *outbox);
 int hca_cmd_query_cq(struct hca *hca, const void *inbox, void *outbox);
 int hca_cmd_modify_cq(struct hca *hca, const void *inbox, void *outbox);
 
