@@ -279,7 +279,9 @@ TEST_F(ud, nonexistent_or_rc_qpn_is_dropped)
 		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 	};
+	struct ibv_qp_attr at;
 	struct ibv_qp *rc;
+	int mask;
 
 	ASSERT_LE(0, c);
 	post_recv(_metadata, to, 1);
@@ -290,6 +292,9 @@ TEST_F(ud, nonexistent_or_rc_qpn_is_dropped)
 	/* An RC QP takes no datagram. */
 	rc = ibv_create_qp(to->pd, &ia);
 	ASSERT_NE(NULL, rc);
+	/* In INIT, which takes receives (a QP in RESET takes no WR). */
+	rc_init_attr(&at, &mask, IBV_ACCESS_REMOTE_WRITE);
+	ASSERT_EQ(0, ibv_modify_qp(rc, &at, mask));
 	ASSERT_EQ(0, rc_post_recv(rc, 9, to->buf, 64, to->mr->lkey));
 	ASSERT_EQ(0, ud_send(from, self->p.ah[0], rc->qp_num, UD_QKEY,
 			     IBV_WR_SEND, 3, 0, 10, 0, 0));

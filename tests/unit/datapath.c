@@ -160,6 +160,9 @@ static struct fake *fake_new(uint32_t cqe_cnt, uint32_t sq_bbs,
 	qp->rq.buf = zalloc(64, rq_cnt << 6);
 	memset(qp->rq.buf, 0xee, rq_cnt << 6);
 	qp->rq.wrs.wrid = zalloc(8, rq_cnt * sizeof(uint64_t));
+	/* As after modify_qp to RTS: both queues take WRs. */
+	qp->sq.post_ok = true;
+	qp->rq.post_ok = true;
 	table_put(ctx, qp);
 	return f;
 }
@@ -383,6 +386,38 @@ static void send_every_opcode_segments(void)
 	/* several WRs: a doorbell, not BlueFlame: the last ctrl's 8 bytes */
 	CHECK_BYTES(uar(f, 0x800), b, 8);
 	CHECK_EQ(uar(f, 0x808)[0], 0);
+	fake_free(f);
+}
+
+/*
+ * A queue whose QP state takes no WR (RESET; INIT or RTR for sends): EINVAL
+ * for the first WR, nothing written, no doorbell (IB C10-22, C10-25).
+ */
+static void post_in_a_state_without_posting(void)
+{
+	struct fake *f = fake_new(8, 8, 8, 1, 4);
+	struct ibv_sge sg = { .addr = 0x1000, .length = 8, .lkey = 1 };
+	struct ibv_send_wr sw = { .wr_id = 1, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+	struct ibv_recv_wr rw = { .wr_id = 2, .sg_list = &sg, .num_sge = 1 };
+	struct ibv_send_wr *sbad = NULL;
+	struct ibv_recv_wr *rbad = NULL;
+
+	f->qp->sq.post_ok = false;
+	f->qp->rq.post_ok = false;
+	CHECK_EQ(softhca_post_send(ibqp(f), &sw, &sbad), EINVAL);
+	CHECK(sbad == &sw);
+	CHECK_EQ(softhca_post_recv(ibqp(f), &rw, &rbad), EINVAL);
+	CHECK(rbad == &rw);
+	CHECK_EQ(f->qp->sq.wrs.head, 0);
+	CHECK_EQ(f->qp->rq.wrs.head, 0);
+	CHECK_EQ(be32toh(f->qp_dbr.snd_counter), 0);
+	CHECK_EQ(be32toh(f->qp_dbr.rcv_counter), 0);
+	/* INIT: receives are taken, sends still not. */
+	f->qp->rq.post_ok = true;
+	CHECK_EQ(softhca_post_recv(ibqp(f), &rw, &rbad), 0);
+	CHECK_EQ(softhca_post_send(ibqp(f), &sw, &sbad), EINVAL);
+	CHECK_EQ(f->qp->sq.wrs.head, 0);
 	fake_free(f);
 }
 
@@ -674,8 +709,8 @@ static void wr_api_mkey_ops(void)
 	CHECK_EQ(b[3], SOFTHCA_OPCODE_SEND_INV);
 	CHECK_EQ(be32toh(*(uint32_t *)(b + 12)), 0x9911);
 	CHECK_EQ(be32toh(*(uint32_t *)(b + 20)), 0x77);
-	/* rights a window cannot have drop the batch */
-	bi.mw_access_flags = IBV_ACCESS_LOCAL_WRITE;
+	/* rights a window cannot have drop the batch (local write it takes) */
+	bi.mw_access_flags = IBV_ACCESS_MW_BIND;
 	ibv_wr_start(qpx);
 	ibv_wr_bind_mw(qpx, NULL, 0x5602, &bi);
 	CHECK_EQ(ibv_wr_complete(qpx), EINVAL);
@@ -1288,6 +1323,7 @@ static const struct tap_test tests[] = {
 	{ "send_one_wqe_and_doorbell", send_one_wqe_and_doorbell },
 	{ "send_inline_wraps_and_blueflame", send_inline_wraps_and_blueflame },
 	{ "send_every_opcode_segments", send_every_opcode_segments },
+	{ "post_in_a_state_without_posting", post_in_a_state_without_posting },
 	{ "send_bad_wr_stops_the_batch", send_bad_wr_stops_the_batch },
 	{ "send_overflow_and_recovery", send_overflow_and_recovery },
 	{ "wakeup_only_when_engine_sleeps", wakeup_only_when_engine_sleeps },
